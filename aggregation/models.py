@@ -1,0 +1,135 @@
+"""Aggregates written by background tasks; pages and exports only ever read these.
+
+Computed values are floats in [0, 1] (not per-mille): they are results, not inputs.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from projects.models import Criterion, Item, Project, Response
+
+
+class Provenance(models.TextChoices):
+    HUMAN = "human", "Human labels"
+    MODEL_HANDOFF = "model_handoff", "LLM suggestion after handoff"
+
+
+class ItemAggregate(models.Model):
+    """The headline figures of one item under the project's operator, all criteria combined."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="item_aggregates")
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="aggregate")
+    provenance = models.CharField(max_length=14, choices=Provenance.choices, default=Provenance.HUMAN)
+    operator = models.CharField(max_length=14, choices=Project.Operator.choices)
+    # Best and worst stored positions by score S = μ−ν (then accuracy); best is TIE (-1) when within tolerance.
+    best_position = models.SmallIntegerField(null=True)
+    worst_position = models.SmallIntegerField(null=True)
+    p_best = models.FloatField(null=True, help_text="Soft label p(best ≻ worst).")
+    margin = models.FloatField(null=True, help_text="S_best − S_worst.")
+    hesitation = models.FloatField(null=True, help_text="Mean π over responses and annotators.")
+    agreement = models.FloatField(null=True, help_text="IFS agreement among annotators (corrected Eq. 11).")
+    signed_preference = models.FloatField(null=True, help_text="Mean s ∈ [−1, 1]; +1 = position 0 preferred.")
+    n_annotators = models.PositiveSmallIntegerField(default=0)
+    # The newest annotation this aggregate has seen: an annotation updated later means it is stale.
+    source_updated_at = models.DateTimeField(null=True)
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "provenance"], name="item_aggregate_provenance_idx"),
+            models.Index(fields=["project", "hesitation"], name="item_aggregate_hesitation_idx"),
+        ]
+
+
+class ResponseAggregate(models.Model):
+    """Aggregated (μ, ν) per response × criterion × operator. ``criterion`` empty is the weighted overall."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="response_aggregates")
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="aggregates")
+    criterion = models.ForeignKey(Criterion, null=True, on_delete=models.CASCADE, related_name="+")
+    operator = models.CharField(max_length=14, choices=Project.Operator.choices)
+    mu = models.FloatField()
+    nu = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["response", "criterion", "operator"],
+                name="response_aggregate_unique",
+                nulls_distinct=False,
+            ),
+            models.CheckConstraint(
+                condition=Q(mu__gte=0, nu__gte=0) & Q(mu__lte=1.000001 - models.F("nu")),
+                name="response_aggregate_valid_ifs",
+            ),
+        ]
+
+
+class AnnotatorAggregate(models.Model):
+    """One annotator's weight and its parts in one project (paper Eq. 8), and their working figures."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotator_aggregates")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    weight = models.FloatField()
+    consistency = models.FloatField(null=True)
+    expertise = models.FloatField(null=True)
+    agreement = models.FloatField(null=True)
+    consensus_weight = models.FloatField(null=True, help_text="Iterative consensus weighting, for comparison.")
+    n_labels = models.PositiveIntegerField(default=0)
+    median_time_ms = models.PositiveIntegerField(null=True)
+    mean_hesitation = models.FloatField(null=True)
+    blind_agreement = models.FloatField(null=True, help_text="Agreement with the LLM on this annotator's blind labels.")
+    blind_n = models.PositiveIntegerField(default=0)
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "annotator"], name="annotator_aggregate_unique"),
+        ]
+
+
+class ProjectAggregate(models.Model):
+    """A project's headline figures. Each JSON field has one writer, so recomputations never clobber each other.
+
+    Figures are stored as {"value": float | None, "n": int, "ci": [low, high] | None}.
+    - ``agreement`` (aggregation): pairwise_with_ties, pairwise_without_ties, alpha_interval, alpha_nominal, ifs.
+    - ``suggestions`` (suggestion figures): blind.agreement, shown.agreement, anchoring_gap, accept,
+      human_human, and the handoff evaluation.
+    - ``plots``: hesitation histograms per criterion, agreement over time, weights.
+    - ``progress``: items done / needed, per annotator counts.
+    """
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="aggregate")
+    agreement = models.JSONField(default=dict)
+    suggestions = models.JSONField(default=dict)
+    plots = models.JSONField(default=dict)
+    progress = models.JSONField(default=dict)
+    source_updated_at = models.DateTimeField(null=True)
+    agreement_computed_at = models.DateTimeField(null=True)
+    suggestions_computed_at = models.DateTimeField(null=True)
+    computed_at = models.DateTimeField(null=True)
+
+
+class HandoffDecision(models.Model):
+    """Every handoff evaluation that changed state, every handoff and every undo, with the figures behind it."""
+
+    class Action(models.TextChoices):
+        HANDED_OFF = "handed_off", "Handed the remaining items to the LLM"
+        UNDONE = "undone", "Handoff undone"
+        ELIGIBLE = "eligible", "Became eligible"
+        NOT_ELIGIBLE = "not_eligible", "Not eligible"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="handoff_decisions")
+    action = models.CharField(max_length=14, choices=Action.choices)
+    rule = models.CharField(max_length=12, choices=Project.HandoffRule.choices)
+    explanation = models.TextField()
+    figures = models.JSONField(default=dict)
+    items_affected = models.PositiveIntegerField(default=0)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]

@@ -1,0 +1,62 @@
+"""Reads of project data. Every one checks membership: outsiders get Http404, never a hint the row exists."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+from django.http import Http404
+
+from projects.models import Item, Membership, Project
+
+AnyUser = AbstractBaseUser | AnonymousUser
+
+
+def membership_get(*, user: AnyUser, project_id: int) -> Membership | None:
+    if not user.is_authenticated:
+        return None
+    return Membership.objects.filter(user_id=user.pk, project_id=project_id).select_related("project").first()
+
+
+def project_get_for_user(*, user: AnyUser, project_id: int, role: str | None = None) -> Project:
+    """The project if ``user`` is a member (with ``role`` when given); Http404 otherwise.
+
+    Superusers are operators and read every project as a lead would.
+    """
+    if user.is_authenticated and getattr(user, "is_superuser", False) and role != Membership.Role.ANNOTATOR:
+        project = Project.objects.filter(pk=project_id).first()
+        if project is None:
+            raise Http404("No such project.")
+        return project
+    membership = membership_get(user=user, project_id=project_id)
+    if membership is None or (role is not None and membership.role != role):
+        raise Http404("No such project.")
+    return membership.project
+
+
+def project_get_for_lead(*, user: AnyUser, project_id: int) -> Project:
+    return project_get_for_user(user=user, project_id=project_id, role=Membership.Role.LEAD)
+
+
+def project_get_for_annotator(*, user: AnyUser, project_id: int) -> Project:
+    return project_get_for_user(user=user, project_id=project_id, role=Membership.Role.ANNOTATOR)
+
+
+def project_role_get(*, user: AnyUser, project: Project) -> str | None:
+    if user.is_authenticated and getattr(user, "is_superuser", False):
+        return Membership.Role.LEAD
+    membership = membership_get(user=user, project_id=project.pk)
+    return membership.role if membership else None
+
+
+def project_list_for_user(*, user: AnyUser) -> QuerySet[Project]:
+    if not user.is_authenticated:
+        return Project.objects.none()
+    return Project.objects.filter(memberships__user_id=user.pk).distinct().order_by("name", "id")
+
+
+def item_get_for_user(*, user: AnyUser, project: Project, item_id: int) -> Item:
+    """An item of a project the caller already reached through ``project_get_for_user``."""
+    item = Item.objects.filter(pk=item_id, project=project).first()
+    if item is None:
+        raise Http404("No such item.")
+    return item

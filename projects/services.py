@@ -1,0 +1,254 @@
+"""Writes to projects, members, criteria and the blind sample. Validate first (check_*), then act."""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from projects import blind
+from projects.models import Criterion, Item, Membership, Project
+
+# Settings a lead may change through the page or the API, with their validation below.
+EDITABLE_SETTINGS = (
+    "name",
+    "description",
+    "guidelines",
+    "mode",
+    "likert_points",
+    "overlap",
+    "suggestion_display",
+    "blind_rate",
+    "minimum_blind_sample",
+    "tie_tolerance",
+    "handoff_agreement_threshold",
+    "handoff_minimum_blind_comparisons",
+    "handoff_rule",
+    "handoff_trigger",
+    "aggregation_operator",
+    "weight_consistency",
+    "weight_expertise",
+    "weight_agreement",
+    "llm_base_url",
+    "llm_model",
+    "llm_api_key",
+    "llm_instruction_template",
+)
+
+
+def _unique_slug(name: str) -> str:
+    base = slugify(name)[:60] or "project"
+    slug = base
+    while Project.objects.filter(slug=slug).exists():
+        slug = f"{base}-{secrets.token_hex(3)}"
+    return slug
+
+
+def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None:
+    """Raise ValidationError naming each bad field; nothing is written."""
+    errors: dict[str, str] = {}
+    unknown = set(changes) - set(EDITABLE_SETTINGS)
+    if unknown:
+        errors["__all__"] = f"Unknown settings: {', '.join(sorted(unknown))}."
+
+    def value(field: str) -> Any:
+        return changes.get(field, getattr(project, field))
+
+    choice_fields = {
+        "mode": Project.Mode,
+        "suggestion_display": Project.SuggestionDisplay,
+        "handoff_rule": Project.HandoffRule,
+        "handoff_trigger": Project.HandoffTrigger,
+        "aggregation_operator": Project.Operator,
+    }
+    for field, choices in choice_fields.items():
+        if field in changes and changes[field] not in choices.values:
+            errors[field] = f"Expected one of {', '.join(choices.values)}."
+    for field, low, high in (
+        ("blind_rate", 0.0, 1.0),
+        ("tie_tolerance", 0.0, 2.0),
+        ("handoff_agreement_threshold", 0.0, 1.0),
+        ("weight_consistency", 0.0, 1.0),
+        ("weight_expertise", 0.0, 1.0),
+        ("weight_agreement", 0.0, 1.0),
+    ):
+        if field in changes:
+            raw = changes[field]
+            if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+                errors[field] = "Expected a number."
+            elif not low <= raw <= high:
+                errors[field] = f"Expected a number from {low:g} to {high:g}."
+    for field, low, high in (
+        ("overlap", 1, 100),
+        ("likert_points", 3, 11),
+        ("minimum_blind_sample", 0, 1_000_000),
+        ("handoff_minimum_blind_comparisons", 1, 1_000_000),
+    ):
+        if field in changes:
+            raw = changes[field]
+            if isinstance(raw, bool) or not isinstance(raw, int):
+                errors[field] = "Expected a whole number."
+            elif not low <= raw <= high:
+                errors[field] = f"Expected a whole number from {low} to {high}."
+    if "likert_points" in changes and "likert_points" not in errors and changes["likert_points"] % 2 == 0:
+        errors["likert_points"] = "Expected an odd number, so the scale has a middle (no preference)."
+    if "name" in changes and not str(changes["name"]).strip():
+        errors["name"] = "A project needs a name."
+    coefficient_fields = ("weight_consistency", "weight_expertise", "weight_agreement")
+    if any(f in changes for f in coefficient_fields) and not any(f in errors for f in coefficient_fields):
+        total = sum(float(value(f)) for f in coefficient_fields)
+        if abs(total - 1.0) > 1e-6:
+            errors["weight_consistency"] = f"The three weight coefficients must sum to 1 (they sum to {total:.4g})."
+    if project.pk and project.labelling_started_at is not None:
+        if "blind_rate" in changes and changes["blind_rate"] != project.blind_rate:
+            errors["blind_rate"] = (
+                "Labelling has started: the blind rate of existing items cannot change, because a suggestion "
+                "that was seen cannot be unseen. Items imported later get their own draws."
+            )
+        if "minimum_blind_sample" in changes and changes["minimum_blind_sample"] != project.minimum_blind_sample:
+            errors["minimum_blind_sample"] = "Labelling has started: the blind sample of existing items is fixed."
+        if "mode" in changes and changes["mode"] != project.mode:
+            errors["mode"] = "Labelling has started: the mode cannot change (create a new project to compare modes)."
+    if errors:
+        raise ValidationError(errors)
+
+
+@transaction.atomic
+def project_create(
+    *,
+    name: str,
+    lead: AbstractBaseUser | None = None,
+    criteria: Sequence[tuple[str, float]] = (("overall", 1.0),),
+    seed: int | None = None,
+    **project_settings: Any,
+) -> Project:
+    project = Project(name=name.strip(), slug=_unique_slug(name), seed=secrets.randbelow(2**31) if seed is None else seed)
+    check_project_settings(project=project, changes={"name": name, **project_settings})
+    for field, field_value in project_settings.items():
+        setattr(project, field, field_value)
+    project.save()
+    criteria_set(project=project, criteria=criteria)
+    if lead is not None:
+        membership_set(project=project, user=lead, role=Membership.Role.LEAD)
+    return project
+
+
+@transaction.atomic
+def project_update(*, project: Project, changes: dict[str, Any]) -> Project:
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    check_project_settings(project=project, changes=changes)
+    blind_changed = any(
+        field in changes and changes[field] != getattr(project, field)
+        for field in ("blind_rate", "minimum_blind_sample")
+    )
+    for field, field_value in changes.items():
+        setattr(project, field, field_value)
+    project.save()
+    if blind_changed:
+        blind_sample_redraw(project=project)
+    return project
+
+
+def check_criteria(criteria: Sequence[tuple[str, float]]) -> None:
+    if not criteria:
+        raise ValidationError({"criteria": "A project needs at least one criterion."})
+    names = [name.strip() for name, _ in criteria]
+    if any(not name for name in names):
+        raise ValidationError({"criteria": "Every criterion needs a name."})
+    if len(set(names)) != len(names):
+        raise ValidationError({"criteria": "Criterion names must be different."})
+    weights = [float(weight) for _, weight in criteria]
+    if any(not math.isfinite(w) or w < 0 for w in weights):
+        raise ValidationError({"criteria": "Criterion weights must be numbers ≥ 0."})
+    if abs(sum(weights) - 1.0) > 1e-6:
+        raise ValidationError({"criteria": f"Criterion weights must sum to 1 (they sum to {sum(weights):.4g})."})
+
+
+@transaction.atomic
+def criteria_set(*, project: Project, criteria: Sequence[tuple[str, float]]) -> list[Criterion]:
+    check_criteria(criteria)
+    if project.labelling_started_at is not None:
+        existing = list(project.criteria.values_list("name", flat=True))
+        if sorted(existing) != sorted(name.strip() for name, _ in criteria):
+            raise ValidationError({"criteria": "Labelling has started: criteria can be re-weighted, not renamed."})
+        for position, (name, weight) in enumerate(criteria):
+            project.criteria.filter(name=name.strip()).update(weight=float(weight), position=position)
+        return list(project.criteria.all())
+    project.criteria.all().delete()
+    return [
+        Criterion.objects.create(project=project, name=name.strip(), weight=float(weight), position=position)
+        for position, (name, weight) in enumerate(criteria)
+    ]
+
+
+@transaction.atomic
+def membership_set(*, project: Project, user: AbstractBaseUser, role: str) -> Membership:
+    if role not in Membership.Role.values:
+        raise ValidationError({"role": f"Expected one of {', '.join(Membership.Role.values)}."})
+    membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+    return membership
+
+
+@transaction.atomic
+def annotator_get_or_create(*, project: Project, username: str) -> AbstractBaseUser:
+    """An annotator named in imported labels; one unknown here becomes a member without a login."""
+    user_model = get_user_model()
+    username = username.strip()
+    if not username:
+        raise ValidationError({"annotator": "An annotator name is needed."})
+    user, created = user_model.objects.get_or_create(username=username[:150])
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    if not Membership.objects.filter(project=project, user=user).exists():
+        Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
+    return user
+
+
+@transaction.atomic
+def blind_sample_redraw(*, project: Project) -> None:
+    """Draw the whole blind sample again. Only before labelling starts: afterwards draws are frozen."""
+    if project.labelling_started_at is not None:
+        raise ValidationError({"blind_rate": "Labelling has started: the blind sample is fixed."})
+    items = list(Item.objects.filter(project=project).only("id", "blind_draw").order_by("id"))
+    choice = blind.choose_blind(
+        draws=[item.blind_draw for item in items],
+        blind_rate=project.blind_rate,
+        minimum=project.minimum_blind_sample,
+    )
+    for item, flag in zip(items, choice.is_blind, strict=True):
+        item.is_blind = flag
+        item.blind_inclusion_probability = choice.inclusion_probability if flag else None
+    Item.objects.bulk_update(items, ["is_blind", "blind_inclusion_probability"], batch_size=2000)
+
+
+def blind_sample_assign_new(*, project: Project, items: Sequence[Item]) -> None:
+    """Set blind flags on ``items`` (unsaved or just saved) as DESIGN.md's fixed-sample rule says."""
+    if project.labelling_started_at is None:
+        # Nothing is seen yet: the sample over all items is drawn afresh by the caller (blind_sample_redraw).
+        return
+    existing = Item.objects.filter(project=project).exclude(pk__in=[i.pk for i in items if i.pk])
+    choice = blind.choose_blind_for_new_items(
+        draws=[item.blind_draw for item in items],
+        blind_rate=project.blind_rate,
+        minimum=project.minimum_blind_sample,
+        existing_blind=existing.filter(is_blind=True).count(),
+        existing_total=existing.count(),
+    )
+    for item, flag in zip(items, choice.is_blind, strict=True):
+        item.is_blind = flag
+        item.blind_inclusion_probability = choice.inclusion_probability if flag else None
+
+
+@transaction.atomic
+def project_mark_labelling_started(*, project_id: int) -> None:
+    """Called by the first save of an annotation; freezes the blind sample of existing items."""
+    Project.objects.filter(pk=project_id, labelling_started_at__isnull=True).update(labelling_started_at=timezone.now())

@@ -1,0 +1,70 @@
+"""Personas and a small project every behaviour test can start from."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from projects.models import Membership, Project
+from tests.factories import PASSWORD, ItemFactory, MembershipFactory, ProjectFactory, UserFactory
+
+
+@pytest.fixture
+def lead(db):
+    return UserFactory(username="lead")
+
+
+@pytest.fixture
+def annotator(db):
+    return UserFactory(username="annotator")
+
+
+@pytest.fixture
+def annotator2(db):
+    return UserFactory(username="annotator2")
+
+
+@pytest.fixture
+def outsider(db):
+    return UserFactory(username="outsider")
+
+
+@pytest.fixture
+def project(db, lead, annotator, annotator2) -> Project:
+    """An IFS project in blind_sample display with a lead, two annotators and six items."""
+    project = ProjectFactory(name="Demo", blind_rate=0.2)
+    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
+    MembershipFactory(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
+    MembershipFactory(project=project, user=annotator2, role=Membership.Role.ANNOTATOR)
+    ItemFactory.create_batch(6, project=project)
+    return project
+
+
+@pytest.fixture
+def other_project(db) -> Project:
+    """A project none of the personas belongs to, with an annotator of its own."""
+    project = ProjectFactory(name="Elsewhere")
+    MembershipFactory(project=project, user=UserFactory(username="elsewhere"), role=Membership.Role.ANNOTATOR)
+    ItemFactory.create_batch(2, project=project)
+    return project
+
+
+def _logged_in(user) -> Client:
+    client = Client()
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+@pytest.fixture
+def lead_client(lead) -> Client:
+    return _logged_in(lead)
+
+
+@pytest.fixture
+def annotator_client(annotator) -> Client:
+    return _logged_in(annotator)
+
+
+@pytest.fixture
+def outsider_client(outsider) -> Client:
+    return _logged_in(outsider)

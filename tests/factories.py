@@ -1,0 +1,91 @@
+"""factory_boy factories. Items get their blind and queue draws from the same hash the importer uses."""
+
+from __future__ import annotations
+
+import factory
+from django.contrib.auth import get_user_model
+
+from projects import blind
+from projects.models import Criterion, Item, Membership, Project, Response, Suggestion, SuggestionValue
+
+PASSWORD = "correct horse battery"
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    password = factory.django.Password(PASSWORD)
+
+
+class ProjectFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Project
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"Project {n}")
+    slug = factory.Sequence(lambda n: f"project-{n}")
+    seed = 1234
+    minimum_blind_sample = 0
+
+    @factory.post_generation
+    def criteria(self, create: bool, extracted: list[tuple[str, float]] | None, **kwargs: object) -> None:
+        if not create:
+            return
+        for position, (name, weight) in enumerate(extracted or [("overall", 1.0)]):
+            Criterion.objects.create(project=self, name=name, weight=weight, position=position)
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    project = factory.SubFactory(ProjectFactory)
+    user = factory.SubFactory(UserFactory)
+    role = Membership.Role.ANNOTATOR
+
+
+class ItemFactory(factory.django.DjangoModelFactory):
+    """An item with two responses; ``is_blind`` defaults to the hash rule at the project's rate."""
+
+    class Meta:
+        model = Item
+        skip_postgeneration_save = True
+
+    project = factory.SubFactory(ProjectFactory)
+    external_id = factory.Sequence(lambda n: f"item-{n}")
+    prompt = factory.Sequence(lambda n: f"Question {n}: which answer is better?")
+    blind_draw = factory.LazyAttribute(lambda o: blind.uniform_draw(seed=o.project.seed, external_id=o.external_id))
+    queue_key = factory.LazyAttribute(lambda o: blind.queue_key(seed=o.project.seed, external_id=o.external_id))
+    is_blind = factory.LazyAttribute(lambda o: o.blind_draw < o.project.blind_rate)
+
+    @factory.post_generation
+    def responses(self, create: bool, extracted: list[str] | None, **kwargs: object) -> None:
+        if not create:
+            return
+        texts = extracted or [f"First answer to {self.external_id}.", f"Second, longer answer to {self.external_id}."]
+        for position, text in enumerate(texts):
+            Response.objects.create(item=self, position=position, text=text, model_name=f"model-{position}")
+
+
+class SuggestionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Suggestion
+        skip_postgeneration_save = True
+
+    item = factory.SubFactory(ItemFactory)
+    preferred_position = 1
+    rationale = "The second answer is more complete."
+    model_name = "test-llm"
+    source = Suggestion.Source.IMPORTED
+
+    @factory.post_generation
+    def values(self, create: bool, extracted: list[tuple[int, int]] | None, **kwargs: object) -> None:
+        """(μ, ν) per-mille per response position, e.g. [(200, 600), (800, 100)]."""
+        if not create or not extracted:
+            return
+        for response, (mu, nu) in zip(self.item.responses.order_by("position"), extracted, strict=True):
+            SuggestionValue.objects.create(suggestion=self, response=response, mu=mu, nu=nu)
