@@ -15,4 +15,5 @@ urlpatterns = [
     path("", include("projects.urls")),
     path("", include("annotation.urls")),
     path("", include("aggregation.urls")),
+    path("", include("aggregation.suggestion_urls")),
 ]
