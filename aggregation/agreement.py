@@ -1,0 +1,439 @@
+"""Agreement measures comparable across annotation modes (IFS, binary, Likert): pure numpy, no Django.
+
+The review of the paper objected that IFS agreement was compared with binary and Likert agreement on different
+scales. Here every judgment is first projected onto one **signed preference** s ∈ [−1, 1] per (item, annotator),
+where **+1 always means "response 0 preferred"**, −1 "response 1 preferred" and 0 no preference:
+
+* binary: choice 0 → +1, choice 1 → −1, tie (−1) → 0 (:func:`signed_preference_binary`);
+* side-by-side Likert on points 1..k, 1 = "strongly prefers response 0": s = (centre − c)/half-range
+  (:func:`signed_preference_likert`);
+* IFS: s = (S_0 − S_1)/2 with S = criterion-weighted μ − ν (:func:`signed_preference_ifs`).
+
+Then the same statistics apply to every mode: Krippendorff's α (interval, on s), α (nominal, on the sign of s with
+a tie band, :func:`preference_sign`) and plain pairwise percent agreement with and without ties, each with a
+bootstrap interval over items (:func:`cross_mode_agreement`).
+
+Matrices are **units (items) × coders (annotators)**, i.e. annotators on the last axis like everywhere in this
+package, with a boolean ``mask`` (True = present); without a mask, NaN marks a missing value. (The ``krippendorff``
+package takes the transpose, coders × units.)
+
+Every statistic is a ratio of sums of per-unit quantities, so it is computed in O(N) and bootstrapped by
+resampling units through a matrix product of resampling counts with the per-unit sums, never by a Python loop over
+replicates, and never with V×V matrices over values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from aggregation.ifs import BoolArray, FloatArray, combine_criteria, score
+
+#: Signed preferences whose magnitude is below this are read as "no preference" by :func:`preference_sign`. For IFS
+#: s = (S_0 − S_1)/2, so the project's score tolerance τ (default 0.1) corresponds to a band of τ/2.
+DEFAULT_TIE_BAND = 0.05
+
+#: Label of "no preference" among the signs −1, 0, +1.
+TIE_LABEL = 0.0
+
+_BOOTSTRAP_CHUNK_CELLS = 4_000_000
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A figure with its sample size and, where computed, a confidence interval.
+
+    ``value`` is None when the figure is undefined (no data, zero variance); ``n`` counts what the figure is
+    made of (comparisons, pairs, pairable values: each function says which).
+    """
+
+    value: float | None
+    n: int
+    ci: tuple[float, float] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"value", "n", "ci": [low, high]}`` with None where undefined: ready for JSON."""
+        return {"value": self.value, "n": self.n, "ci": None if self.ci is None else [self.ci[0], self.ci[1]]}
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Signed preferences
+
+
+def signed_preference_binary(choice: ArrayLike, mask: ArrayLike | None = None) -> FloatArray:
+    """Binary choice → s: response index 0 → +1, 1 → −1, tie (−1) → 0. Absent entries (mask False) give NaN."""
+    c = np.asarray(choice)
+    present = np.ones(c.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    c_float = c.astype(np.float64)
+    known = (c_float == 0) | (c_float == 1) | (c_float == -1)
+    if np.any(present & ~known):
+        raise ValueError("binary choices must be 0, 1 (preferred response) or -1 (tie)")
+    s = np.where(c_float == 0, 1.0, np.where(c_float == 1, -1.0, 0.0))
+    return np.where(present, s, np.nan)
+
+
+def signed_preference_likert(value: ArrayLike, points: int, mask: ArrayLike | None = None) -> FloatArray:
+    """Side-by-side Likert value c ∈ {1, …, points} → s = (centre − c)/half-range.
+
+    Point 1 means "strongly prefers response 0" (s = +1), point ``points`` "strongly prefers response 1"
+    (s = −1); an odd scale's centre is "no preference" (s = 0). A scale stored the other way round must be flipped
+    (c → points + 1 − c) before calling. Absent entries give NaN.
+    """
+    if points < 2:
+        raise ValueError("a Likert scale needs at least two points")
+    c = np.asarray(value, dtype=np.float64)
+    present = np.ones(c.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    if np.any(present & ~((c >= 1) & (c <= points))):
+        raise ValueError(f"Likert values must lie in 1..{points}")
+    centre = (points + 1) / 2.0
+    half_range = (points - 1) / 2.0
+    return np.where(present, (centre - c) / half_range, np.nan)
+
+
+def signed_preference_ifs(
+    mu: ArrayLike,
+    nu: ArrayLike,
+    criterion_weights: ArrayLike | None = None,
+    mask: ArrayLike | None = None,
+) -> FloatArray:
+    """IFS judgments → s = (S_0 − S_1)/2, S = criterion-weighted μ − ν, shape (items, annotators).
+
+    Input shape (items, 2, annotators) or (items, 2, criteria, annotators). An annotator's s is NaN on an item
+    unless every value of theirs for the item is present (mask). For n > 2 responses use :func:`ifs.all_pairs`.
+    """
+    mu_a = np.asarray(mu, dtype=np.float64)
+    nu_a = np.asarray(nu, dtype=np.float64)
+    if mu_a.ndim not in (3, 4) or mu_a.shape[1] != 2:
+        raise ValueError("expected shape (items, 2, annotators) or (items, 2, criteria, annotators)")
+    if mask is not None:
+        # NaN propagates through the criteria sum, so a partly judged item gives no preference at all.
+        present = np.asarray(mask, dtype=bool)
+        mu_a = np.where(present, mu_a, np.nan)
+        nu_a = np.where(present, nu_a, np.nan)
+    if mu_a.ndim == 4:
+        mu_a, nu_a = combine_criteria(mu_a, nu_a, criterion_weights, axis=2)
+    elif criterion_weights is not None:
+        raise ValueError("criterion_weights given but the values have no criteria axis")
+    scores = score(mu_a, nu_a)
+    return np.asarray(0.5 * (scores[:, 0] - scores[:, 1]), dtype=np.float64)
+
+
+def preference_sign(signed: ArrayLike, tie_band: float = DEFAULT_TIE_BAND) -> FloatArray:
+    """s → −1, 0 (|s| < tie_band), +1; NaN stays NaN. The nominal categories of the cross-mode comparison."""
+    s = np.asarray(signed, dtype=np.float64)
+    return np.where(np.isnan(s), np.nan, np.where(np.abs(s) < tie_band, 0.0, np.sign(s)))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Per-unit sufficient statistics. Each statistic is finalise(Σ_units unit_stats), which makes the point
+# estimate O(N) and the bootstrap one matrix product per chunk of replicates.
+
+
+def _presence(values: FloatArray, mask: ArrayLike | None) -> BoolArray:
+    if values.ndim != 2:
+        raise ValueError("expected a units × coders matrix")
+    if mask is None:
+        return ~np.isnan(values)
+    present = np.asarray(mask, dtype=bool)
+    if present.shape != values.shape:
+        raise ValueError(f"mask shape {present.shape} does not match values {values.shape}")
+    return present
+
+
+def _interval_unit_stats(values: ArrayLike, mask: ArrayLike | None) -> FloatArray:
+    """Rows (within-unit term, m_u, Σx, Σx²) for the pairable units, x centred on the pooled mean.
+
+    The within term is [2m_u/(m_u − 1)] Σ_i (x_ui − x̄_u)², Krippendorff's observed disagreement of unit u for the
+    squared difference metric; centring keeps Σx² − (Σx)²/n free of cancellation in the bootstrap.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    present = _presence(x, mask)
+    m = present.sum(axis=1)
+    pairable = m >= 2
+    x = np.where(present, x, 0.0)[pairable]
+    present = present[pairable]
+    m_f = m[pairable].astype(np.float64)
+    if m_f.size:
+        x = np.where(present, x - x.sum() / m_f.sum(), 0.0)
+    unit_sum = x.sum(axis=1)
+    unit_sum_sq = (x * x).sum(axis=1)
+    within = unit_sum_sq - unit_sum * unit_sum / np.maximum(m_f, 1.0)
+    return np.column_stack([2.0 * m_f / (m_f - 1.0) * within, m_f, unit_sum, unit_sum_sq])
+
+
+def _interval_alpha_from_sums(sums: FloatArray) -> FloatArray:
+    within, n, total, total_sq = (sums[..., i] for i in range(4))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = within / n
+        expected = 2.0 * (total_sq - total * total / n) / (n - 1.0)
+        return np.asarray(1.0 - observed / expected, dtype=np.float64)
+
+
+def _category_counts(labels: ArrayLike, mask: ArrayLike | None) -> FloatArray:
+    """n_uc: how many coders gave unit u category c (categories are the distinct present labels)."""
+    x = np.asarray(labels, dtype=np.float64)
+    present = _presence(x, mask)
+    categories, codes = np.unique(x[present], return_inverse=True)
+    units = np.nonzero(present)[0]
+    n_categories = max(len(categories), 1)
+    flat = np.bincount(units * n_categories + codes.ravel(), minlength=x.shape[0] * n_categories)
+    return flat.reshape(x.shape[0], n_categories).astype(np.float64)
+
+
+def _nominal_unit_stats(labels: ArrayLike, mask: ArrayLike | None) -> FloatArray:
+    """Rows (observed-disagreement term, m_u, n_u1 … n_uC) for pairable units.
+
+    The term is Σ_{c≠k} n_uc n_uk/(m_u − 1) = (m_u² − Σ_c n_uc²)/(m_u − 1): the off-diagonal mass of the unit's
+    coincidence matrix, with only C (few) categories and no V × V matrix over values.
+    """
+    counts = _category_counts(labels, mask)
+    m = counts.sum(axis=1)
+    pairable = m >= 2
+    counts = counts[pairable]
+    m = m[pairable]
+    term = (m * m - (counts * counts).sum(axis=1)) / (m - 1.0)
+    return np.column_stack([term, m, counts])
+
+
+def _nominal_alpha_from_sums(sums: FloatArray) -> FloatArray:
+    observed_mass = sums[..., 0]
+    n = sums[..., 1]
+    per_category = sums[..., 2:]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = observed_mass / n
+        expected = (n * n - (per_category * per_category).sum(axis=-1)) / (n * (n - 1.0))
+        return np.asarray(1.0 - observed / expected, dtype=np.float64)
+
+
+def _pairwise_unit_stats(
+    labels: ArrayLike, mask: ArrayLike | None, with_ties: bool, tie_label: float
+) -> FloatArray:
+    """Rows (agreeing pairs, pairs) per unit with at least one pair: Σ_c C(n_uc, 2) and C(m_u, 2)."""
+    x = np.asarray(labels, dtype=np.float64)
+    present = _presence(x, mask)
+    if not with_ties:
+        present = present & (x != tie_label)
+    counts = _category_counts(x, present)
+    m = counts.sum(axis=1)
+    pairs = m * (m - 1.0) / 2.0
+    agreeing = (counts * (counts - 1.0) / 2.0).sum(axis=1)
+    keep = pairs > 0
+    return np.column_stack([agreeing[keep], pairs[keep]])
+
+
+def _ratio_from_sums(sums: FloatArray) -> FloatArray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(sums[..., 0] / sums[..., 1], dtype=np.float64)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Bootstrap
+
+
+def _percentile_interval(replicates: FloatArray, level: float) -> tuple[float, float] | None:
+    finite = replicates[np.isfinite(replicates)]
+    if finite.size == 0:
+        return None
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(finite, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def _resample_counts(n_units: int, n_boot: int, seed: int) -> Iterator[FloatArray]:
+    """Chunks of rows of resampling counts: how often each unit is drawn in each bootstrap replicate."""
+    rng = np.random.default_rng(seed)
+    chunk = max(1, min(n_boot, _BOOTSTRAP_CHUNK_CELLS // max(n_units, 1)))
+    done = 0
+    while done < n_boot:
+        rows = min(chunk, n_boot - done)
+        draws = rng.integers(0, n_units, size=(rows, n_units))
+        offsets = (np.arange(rows) * n_units)[:, None]
+        counts = np.bincount((draws + offsets).ravel(), minlength=rows * n_units).reshape(rows, n_units)
+        yield counts.astype(np.float64)
+        done += rows
+
+
+def _bootstrap_from_unit_stats(
+    unit_stats: FloatArray,
+    finalise: Callable[[FloatArray], FloatArray],
+    n_boot: int,
+    seed: int,
+    level: float,
+) -> tuple[float, float] | None:
+    n_units = unit_stats.shape[0]
+    if n_boot <= 0 or n_units == 0:
+        return None
+    replicates = np.concatenate(
+        [finalise(counts @ unit_stats) for counts in _resample_counts(n_units, n_boot, seed)]
+    )
+    return _percentile_interval(replicates, level)
+
+
+def _estimate_from_unit_stats(
+    unit_stats: FloatArray,
+    finalise: Callable[[FloatArray], FloatArray],
+    n: int,
+    n_boot: int,
+    seed: int,
+    level: float,
+) -> Estimate:
+    value = _finite_or_none(float(finalise(unit_stats.sum(axis=0))))
+    ci = _bootstrap_from_unit_stats(unit_stats, finalise, n_boot, seed, level) if value is not None else None
+    return Estimate(value=value, n=n, ci=ci)
+
+
+def bootstrap_ci(
+    statistic: Callable[[Any], float],
+    units: ArrayLike,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Estimate:
+    """Percentile bootstrap over units: resample the rows of ``units`` (axis 0) with replacement.
+
+    ``statistic`` receives an array shaped like ``units`` and returns a float; for statistics over several arrays,
+    pass ``units=np.arange(n_units)`` and index the arrays inside ``statistic``. Replicates where the statistic
+    is undefined (NaN) are dropped. Returns ``Estimate(value=statistic(units), n=n_units, ci)``; deterministic for
+    a given seed. The library's own agreement figures use a vectorised path (sums of per-unit statistics times
+    resampling counts) instead of calling a function per replicate.
+    """
+    data = np.asarray(units)
+    n_units = data.shape[0]
+    value = _finite_or_none(float(statistic(data))) if n_units else None
+    if value is None or n_boot <= 0:
+        return Estimate(value=value, n=n_units, ci=None)
+    rng = np.random.default_rng(seed)
+    replicates = np.array(
+        [float(statistic(data[rng.integers(0, n_units, size=n_units)])) for _ in range(n_boot)]
+    )
+    return Estimate(value=value, n=n_units, ci=_percentile_interval(replicates, level))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Public statistics
+
+
+def krippendorff_alpha_interval(values: ArrayLike, mask: ArrayLike | None = None) -> float:
+    """Krippendorff's α for interval data on a units × coders matrix, closed form in O(N).
+
+    Over the n pairable values (units with m_u ≥ 2 values):
+    D_o = (1/n) Σ_u [2m_u/(m_u − 1)] Σ_i (x_ui − x̄_u)², D_e = [2/(n − 1)] Σ (x − x̄)², α = 1 − D_o/D_e.
+    Equal to ``krippendorff.alpha(values.T, level_of_measurement="interval")``. NaN when undefined (fewer than two
+    pairable values, or no variation at all).
+    """
+    return float(_interval_alpha_from_sums(_interval_unit_stats(values, mask).sum(axis=0)))
+
+
+def krippendorff_alpha_nominal(labels: ArrayLike, mask: ArrayLike | None = None) -> float:
+    """Krippendorff's α for nominal data on a units × coders matrix, from per-unit category counts.
+
+    Labels are any numbers (categories are their distinct values). Equal to
+    ``krippendorff.alpha(labels.T, level_of_measurement="nominal")``; NaN when undefined.
+    """
+    return float(_nominal_alpha_from_sums(_nominal_unit_stats(labels, mask).sum(axis=0)))
+
+
+def pairwise_agreement(
+    labels: ArrayLike,
+    mask: ArrayLike | None = None,
+    with_ties: bool = True,
+    *,
+    tie_label: float = TIE_LABEL,
+    n_boot: int = 0,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Estimate:
+    """Share of agreeing pairs: over items, and over unordered pairs of distinct annotators who labelled the item,
+    the fraction that chose the same label (pooled: Σ agreeing pairs / Σ pairs, not a mean of per-item shares).
+
+    A tie (``tie_label``, 0 for :func:`preference_sign` output) is an answer of its own; ``with_ties=False`` keeps
+    only pairs where neither annotator chose a tie. ``n`` is the number of pairs; a bootstrap interval over items
+    is added when ``n_boot > 0``.
+    """
+    stats = _pairwise_unit_stats(labels, mask, with_ties, tie_label)
+    n_pairs = int(stats[:, 1].sum())
+    return _estimate_from_unit_stats(stats, _ratio_from_sums, n_pairs, n_boot, seed, level)
+
+
+def cross_mode_agreement(
+    signed: ArrayLike,
+    mask: ArrayLike | None = None,
+    *,
+    tie_band: float = DEFAULT_TIE_BAND,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, Estimate]:
+    """The four comparable agreement figures from signed preferences s (units × coders, NaN or mask = missing).
+
+    Keys: ``alpha_interval`` (on s; n = pairable values), ``alpha_nominal`` (on sign(s) with the tie band;
+    n = pairable values), ``pairwise_with_ties`` and ``pairwise_without_ties`` (n = pairs). Each has a percentile
+    bootstrap interval over items (units with at least two judgments), with the same seed for all four.
+    """
+    s = np.asarray(signed, dtype=np.float64)
+    present = _presence(s, mask)
+    signs = preference_sign(np.where(present, s, np.nan), tie_band)
+    interval = _interval_unit_stats(s, present)
+    nominal = _nominal_unit_stats(signs, present)
+    with_ties = _pairwise_unit_stats(signs, present, True, TIE_LABEL)
+    without_ties = _pairwise_unit_stats(signs, present, False, TIE_LABEL)
+    return {
+        "alpha_interval": _estimate_from_unit_stats(
+            interval, _interval_alpha_from_sums, int(interval[:, 1].sum()), n_boot, seed, level
+        ),
+        "alpha_nominal": _estimate_from_unit_stats(
+            nominal, _nominal_alpha_from_sums, int(nominal[:, 1].sum()), n_boot, seed, level
+        ),
+        "pairwise_with_ties": _estimate_from_unit_stats(
+            with_ties, _ratio_from_sums, int(with_ties[:, 1].sum()), n_boot, seed, level
+        ),
+        "pairwise_without_ties": _estimate_from_unit_stats(
+            without_ties, _ratio_from_sums, int(without_ties[:, 1].sum()), n_boot, seed, level
+        ),
+    }
+
+
+def units_by_coders(
+    unit_ids: ArrayLike, coder_ids: ArrayLike, values: ArrayLike
+) -> tuple[FloatArray, BoolArray, NDArray[Any], NDArray[Any]]:
+    """Long rows (unit, coder, value) → a units × coders matrix, its mask, and the sorted unit and coder ids.
+
+    A convenience for notebooks and imports. A repeated (unit, coder) pair raises: pick one judgment first.
+    """
+    units, unit_index = np.unique(np.asarray(unit_ids), return_inverse=True)
+    coders, coder_index = np.unique(np.asarray(coder_ids), return_inverse=True)
+    unit_index = unit_index.ravel()
+    coder_index = coder_index.ravel()
+    flat = unit_index * len(coders) + coder_index
+    if np.unique(flat).size != flat.size:
+        raise ValueError("a coder judged the same unit more than once")
+    matrix = np.full((len(units), len(coders)), np.nan)
+    present = np.zeros(matrix.shape, dtype=bool)
+    matrix[unit_index, coder_index] = np.asarray(values, dtype=np.float64)
+    present[unit_index, coder_index] = True
+    return matrix, present, units, coders
+
+
+__all__ = [
+    "DEFAULT_TIE_BAND",
+    "TIE_LABEL",
+    "Estimate",
+    "bootstrap_ci",
+    "cross_mode_agreement",
+    "krippendorff_alpha_interval",
+    "krippendorff_alpha_nominal",
+    "pairwise_agreement",
+    "preference_sign",
+    "signed_preference_binary",
+    "signed_preference_ifs",
+    "signed_preference_likert",
+    "units_by_coders",
+]
