@@ -45,7 +45,11 @@ class ItemAggregate(models.Model):
 
 
 class ResponseAggregate(models.Model):
-    """Aggregated (μ, ν) per response × criterion × operator. ``criterion`` empty is the weighted overall."""
+    """Aggregated (μ, ν) per response × criterion × operator. ``criterion`` empty is the weighted overall.
+
+    Recomputation replaces an item's rows (delete, then insert, in one transaction): ON CONFLICT cannot target the
+    partial unique constraints below.
+    """
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="response_aggregates")
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="aggregates")
@@ -56,10 +60,16 @@ class ResponseAggregate(models.Model):
 
     class Meta:
         constraints = [
+            # Two partial constraints because SQLite cannot treat NULLs as equal in one.
             models.UniqueConstraint(
                 fields=["response", "criterion", "operator"],
-                name="response_aggregate_unique",
-                nulls_distinct=False,
+                condition=Q(criterion__isnull=False),
+                name="response_aggregate_unique_per_criterion",
+            ),
+            models.UniqueConstraint(
+                fields=["response", "operator"],
+                condition=Q(criterion__isnull=True),
+                name="response_aggregate_unique_overall",
             ),
             models.CheckConstraint(
                 condition=Q(mu__gte=0, nu__gte=0) & Q(mu__lte=1.000001 - models.F("nu")),
