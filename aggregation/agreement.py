@@ -238,7 +238,8 @@ def _ratio_from_sums(sums: FloatArray) -> FloatArray:
 # Bootstrap
 
 
-def _percentile_interval(replicates: FloatArray, level: float) -> tuple[float, float] | None:
+def percentile_interval(replicates: FloatArray, level: float) -> tuple[float, float] | None:
+    """Percentile interval of bootstrap replicates at ``level``, ignoring undefined (non-finite) replicates."""
     finite = replicates[np.isfinite(replicates)]
     if finite.size == 0:
         return None
@@ -247,8 +248,13 @@ def _percentile_interval(replicates: FloatArray, level: float) -> tuple[float, f
     return float(low), float(high)
 
 
-def _resample_counts(n_units: int, n_boot: int, seed: int) -> Iterator[FloatArray]:
-    """Chunks of rows of resampling counts: how often each unit is drawn in each bootstrap replicate."""
+def resample_counts(n_units: int, n_boot: int, seed: int) -> Iterator[FloatArray]:
+    """Resampling counts for a bootstrap over ``n_units`` units, in chunks of rows of shape (replicates, units).
+
+    Row b says how often each unit is drawn in replicate b (each row sums to ``n_units``); a statistic that is a
+    function of per-unit sums is then ``finalise(counts @ unit_stats)`` for a whole chunk at once. Deterministic
+    for a given seed.
+    """
     rng = np.random.default_rng(seed)
     chunk = max(1, min(n_boot, _BOOTSTRAP_CHUNK_CELLS // max(n_units, 1)))
     done = 0
@@ -272,9 +278,9 @@ def _bootstrap_from_unit_stats(
     if n_boot <= 0 or n_units == 0:
         return None
     replicates = np.concatenate(
-        [finalise(counts @ unit_stats) for counts in _resample_counts(n_units, n_boot, seed)]
+        [finalise(counts @ unit_stats) for counts in resample_counts(n_units, n_boot, seed)]
     )
-    return _percentile_interval(replicates, level)
+    return percentile_interval(replicates, level)
 
 
 def _estimate_from_unit_stats(
@@ -314,7 +320,7 @@ def bootstrap_ci(
     replicates = np.array(
         [float(statistic(data[rng.integers(0, n_units, size=n_units)])) for _ in range(n_boot)]
     )
-    return Estimate(value=value, n=n_units, ci=_percentile_interval(replicates, level))
+    return Estimate(value=value, n=n_units, ci=percentile_interval(replicates, level))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -431,7 +437,9 @@ __all__ = [
     "krippendorff_alpha_interval",
     "krippendorff_alpha_nominal",
     "pairwise_agreement",
+    "percentile_interval",
     "preference_sign",
+    "resample_counts",
     "signed_preference_binary",
     "signed_preference_ifs",
     "signed_preference_likert",

@@ -83,7 +83,7 @@ def _as_float(x: ArrayLike) -> FloatArray:
 
 
 def _prepare(
-    mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None
+    mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None, validate: bool = True
 ) -> tuple[FloatArray, FloatArray, BoolArray | None]:
     mu_a = _as_float(mu)
     nu_a = _as_float(nu)
@@ -92,7 +92,8 @@ def _prepare(
     if mu_a.ndim == 0:
         raise ValueError("expected annotators on the last axis; got a scalar")
     present = _prepare_mask(mask, mu_a.shape)
-    _check_valid(mu_a, nu_a, present)
+    if validate:
+        _check_valid(mu_a, nu_a, present)
     return mu_a, nu_a, present
 
 
@@ -163,6 +164,7 @@ def weighted_mean(
     mask: ArrayLike | None = None,
     *,
     normalize: bool = True,
+    validate: bool = True,
 ) -> IFS:
     """The paper's Algorithm 1: μ = Σ wᵢμᵢ, ν = Σ wᵢνᵢ over the last (annotator) axis.
 
@@ -171,7 +173,7 @@ def weighted_mean(
     them, and its guard applies: where μ + ν > 1 both are divided by μ + ν. (With raw weights summing below 1 the
     result shrinks towards (0, 0); that is the paper's behaviour, kept on purpose for comparison.)
     """
-    mu_a, nu_a, present = _prepare(mu, nu, mask)
+    mu_a, nu_a, present = _prepare(mu, nu, mask, validate)
     weights = _entry_weights(mu_a.shape, w, present, normalize)
     if present is not None:
         mu_a = np.where(present, mu_a, 0.0)
@@ -196,6 +198,7 @@ def ifwa(
     mask: ArrayLike | None = None,
     *,
     eps: float = IFWA_EPS,
+    validate: bool = True,
 ) -> IFS:
     """Xu (2007) IFWA: μ = 1 − Π(1−μᵢ)^wᵢ, ν = Π νᵢ^wᵢ, weights normalised over present annotators.
 
@@ -207,7 +210,7 @@ def ifwa(
     """
     if not 0.0 < eps < 0.5:
         raise ValueError("eps must lie in (0, 0.5)")
-    mu_a, nu_a, present = _prepare(mu, nu, mask)
+    mu_a, nu_a, present = _prepare(mu, nu, mask, validate)
     weights = _entry_weights(mu_a.shape, w, present, normalize=True)
     log_not_mu = np.log(1.0 - np.clip(mu_a, eps, 1.0 - eps))
     log_nu = np.log(np.clip(nu_a, eps, 1.0 - eps))
@@ -223,13 +226,20 @@ def ifwa(
     return IFS(out_mu, out_nu)
 
 
-def ifwg(mu: ArrayLike, nu: ArrayLike, w: ArrayLike | None = None, mask: ArrayLike | None = None) -> IFS:
+def ifwg(
+    mu: ArrayLike,
+    nu: ArrayLike,
+    w: ArrayLike | None = None,
+    mask: ArrayLike | None = None,
+    *,
+    validate: bool = True,
+) -> IFS:
     """Xu & Yager (2006) IFWG: μ = Π μᵢ^wᵢ, ν = 1 − Π(1−νᵢ)^wᵢ, weights normalised over present annotators.
 
     The dual of IFWA, with the dual annihilator: one μᵢ = 0 forces μ = 0 and one νᵢ = 1 forces ν = 1. Inputs are
     not clipped (the log-sum handles zeros exactly: log 0 = −inf gives a product of 0).
     """
-    mu_a, nu_a, present = _prepare(mu, nu, mask)
+    mu_a, nu_a, present = _prepare(mu, nu, mask, validate)
     weights = _entry_weights(mu_a.shape, w, present, normalize=True)
     # Entries of zero weight (absent, or a zero-weight annotator) must contribute log 1 = 0, never 0 * −inf.
     active = weights > 0.0
@@ -250,14 +260,20 @@ def aggregate(
     operator: Operator = "weighted_mean",
     w: ArrayLike | None = None,
     mask: ArrayLike | None = None,
+    *,
+    validate: bool = True,
 ) -> IFS:
-    """Aggregate over the last (annotator) axis with ``operator`` in ``OPERATORS``."""
+    """Aggregate over the last (annotator) axis with ``operator`` in ``OPERATORS``.
+
+    Every operator checks that present inputs are valid IFS values and raises ``ValueError`` naming the first bad
+    one; ``validate=False`` skips the check for inputs already guaranteed valid (e.g. by database constraints).
+    """
     if operator == "weighted_mean":
-        return weighted_mean(mu, nu, w, mask)
+        return weighted_mean(mu, nu, w, mask, validate=validate)
     if operator == "ifwa":
-        return ifwa(mu, nu, w, mask)
+        return ifwa(mu, nu, w, mask, validate=validate)
     if operator == "ifwg":
-        return ifwg(mu, nu, w, mask)
+        return ifwg(mu, nu, w, mask, validate=validate)
     raise ValueError(f"unknown operator {operator!r}; expected one of {OPERATORS}")
 
 
@@ -404,7 +420,9 @@ def _compact_annotators(
     )
 
 
-def ifs_agreement(mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None = None) -> FloatArray:
+def ifs_agreement(
+    mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None = None, *, validate: bool = True
+) -> FloatArray:
     """IFS agreement per item: 1 − mean over annotator pairs of d(Aᵢ, Aⱼ), i.e. 1 − (2/(k(k−1))) Σ_{i<j} d(Aᵢ, Aⱼ).
 
     Axis 0 is items and the last axis annotators; every axis in between (responses, criteria) forms the set Aᵢ of
@@ -414,7 +432,7 @@ def ifs_agreement(mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None = None) -
     The paper's Eq. (11) divides by k(k−1) instead of k(k−1)/2, which halves the mean distance and puts the floor
     at 0.5; this is the corrected form. Items with fewer than two annotators sharing a value give NaN.
     """
-    mu_a, nu_a, present = _prepare(mu, nu, mask)
+    mu_a, nu_a, present = _prepare(mu, nu, mask, validate)
     if mu_a.ndim < 2:
         raise ValueError("expected shape (items, ..., annotators)")
     n_items, n_annotators = mu_a.shape[0], mu_a.shape[-1]
@@ -516,7 +534,8 @@ def preferred_response(scores: ArrayLike, tolerance: float = 0.1, axis: int = 1)
     filled = np.where(np.isnan(s), -np.inf, s)
     best = np.argmax(filled, axis=-1)
     top_two = -np.partition(-filled, 1, axis=-1)[..., :2]
-    gap = top_two[..., 0] - top_two[..., 1]
+    with np.errstate(invalid="ignore"):
+        gap = top_two[..., 0] - top_two[..., 1]
     tie = (gap <= 0.0) | (gap < tolerance - _TOLERANCE_SLACK)
     result = np.where(tie, TIE, best).astype(np.int64)
     result[undefined] = UNDEFINED
