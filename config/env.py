@@ -52,9 +52,7 @@ def database_url(environ: Mapping[str, str] = os.environ) -> str | None:
         return None
     parts = urlsplit(raw)
     if parts.scheme not in {"postgres", "postgresql", "sqlite"}:
-        raise SettingsError(
-            f"DATABASE_URL={raw!r}: expected postgres://user:password@host:port/name or sqlite:///path"
-        )
+        raise SettingsError(f"DATABASE_URL={raw!r}: expected postgres://user:password@host:port/name or sqlite:///path")
     if parts.scheme != "sqlite" and not parts.path.strip("/"):
         raise SettingsError(f"DATABASE_URL={raw!r}: the database name is missing (postgres://…/name)")
     return raw

@@ -130,7 +130,9 @@ def project_create(
     seed: int | None = None,
     **project_settings: Any,
 ) -> Project:
-    project = Project(name=name.strip(), slug=_unique_slug(name), seed=secrets.randbelow(2**31) if seed is None else seed)
+    project = Project(
+        name=name.strip(), slug=_unique_slug(name), seed=secrets.randbelow(2**31) if seed is None else seed
+    )
     check_project_settings(project=project, changes={"name": name, **project_settings})
     for field, field_value in project_settings.items():
         setattr(project, field, field_value)

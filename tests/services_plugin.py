@@ -60,9 +60,7 @@ def chromium_path() -> str | None:
     configured = os.environ.get("PENUMBRA_CHROMIUM")
     if configured:
         return configured if os.path.exists(configured) else None
-    return shutil.which("chromium") or (
-        "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
-    )
+    return shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
 
 
 def _find_browser() -> None:

@@ -59,6 +59,10 @@ def test_likert_value_out_of_range_fails(project):
     user = UserFactory()
     with pytest.raises(IntegrityError), transaction.atomic():
         Annotation.objects.create(
-            project=project, item=project.items.first(), annotator=user, mode="likert", response_order=[0, 1],
+            project=project,
+            item=project.items.first(),
+            annotator=user,
+            mode="likert",
+            response_order=[0, 1],
             likert_value=12,
         )

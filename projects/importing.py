@@ -1,0 +1,440 @@
+"""Import of items from JSON Lines, in Penumbra's native shape or TRL's preference shape.
+
+Native: {"id", "prompt", "responses": [text | {"text", "model"}], "suggestion": {"preferred", "rationale", "model",
+"ifs"}, "gold", "metadata"}. TRL: {"prompt", "chosen", "rejected"} (an "id" is optional; without one the id is a
+hash of the content, so re-importing the same file finds the same items).
+
+Every row is checked before anything is written; a file is imported whole or not at all unless the caller asks to
+skip bad rows. Preferred and gold responses are given by index into "responses" (0-based) or "tie".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from projects import blind
+from projects.models import PERMILLE, TIE, Item, Project, Response, Suggestion, SuggestionValue
+from projects.services import blind_sample_assign_new, blind_sample_redraw
+
+NATIVE_FIELDS = {"id", "prompt", "responses", "suggestion", "gold", "metadata"}
+TRL_FIELDS = {"id", "prompt", "chosen", "rejected", "metadata"}
+SUGGESTION_FIELDS = {"preferred", "rationale", "model", "ifs"}
+DUPLICATE_POLICIES = ("reject", "update", "skip")
+TRL_CHOSEN_AS = ("gold", "suggestion", "none")
+MAX_ERRORS_KEPT = 1000
+BATCH = 2000
+
+Progress = Callable[[int, int | None], None]
+
+
+@dataclass(frozen=True)
+class RowError:
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+class ImportRejected(ValidationError):
+    """Bad rows and no permission to skip them: nothing was written."""
+
+    def __init__(self, errors: list[RowError], total_errors: int | None = None) -> None:
+        self.errors = errors
+        self.total_errors = total_errors if total_errors is not None else len(errors)
+        shown = "; ".join(str(e) for e in errors[:20])
+        more = f" (and {self.total_errors - 20} more)" if self.total_errors > 20 else ""
+        super().__init__(f"{self.total_errors} bad row(s), nothing imported: {shown}{more}")
+
+
+@dataclass
+class ImportResult:
+    created: int = 0
+    updated: int = 0
+    skipped: int = 0
+    invalid: int = 0
+    errors: list[RowError] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "updated": self.updated,
+            "skipped": self.skipped,
+            "invalid": self.invalid,
+            "errors": [{"line": e.line, "message": e.message} for e in self.errors],
+        }
+
+
+@dataclass
+class ParsedItem:
+    line: int
+    external_id: str
+    prompt: str
+    responses: list[tuple[str, str]]  # (text, model) in stored order
+    gold: int | None
+    metadata: dict[str, Any]
+    suggestion: dict[str, Any] | None  # preferred, rationale, model, values (per-mille pairs) or None
+
+
+class RowInvalid(Exception):
+    pass
+
+
+def to_permille(value: Any, what: str) -> int:
+    """The one per-mille rule: a number in [0, 1] that is k/1000 for a whole k."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise RowInvalid(f"{what} must be a number from 0 to 1")
+    scaled = value * PERMILLE
+    whole = round(scaled)
+    if abs(scaled - whole) > 1e-6:
+        raise RowInvalid(f"{what}={value!r} has more than 3 decimals (values are stored in thousandths)")
+    if not 0 <= whole <= PERMILLE:
+        raise RowInvalid(f"{what}={value!r} is outside 0..1")
+    return whole
+
+
+def _text(value: Any, what: str) -> str:
+    """A text, or a chat transcript [{"role", "content"}] flattened to text."""
+    if isinstance(value, str):
+        if not value.strip():
+            raise RowInvalid(f"{what} is empty")
+        return value
+    if isinstance(value, list) and value and all(isinstance(m, dict) and "content" in m for m in value):
+        parts = [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"]) for m in value]
+        if len(value) == 1:
+            return _text(parts[0], what)
+        return "\n\n".join(f"**{m.get('role', 'message')}:** {part}" for m, part in zip(value, parts, strict=True))
+    raise RowInvalid(f"{what} must be a non-empty text")
+
+
+def _position(value: Any, n: int, what: str) -> int:
+    if isinstance(value, str) and value.strip().lower() == "tie":
+        return TIE
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RowInvalid(f'{what} must be a response index (0..{n - 1}) or "tie"')
+    if value == TIE:
+        return TIE
+    if not 0 <= value < n:
+        raise RowInvalid(f"{what}={value} is not a response index (0..{n - 1})")
+    return value
+
+
+def _external_id(row: dict[str, Any], fallback_content: str) -> str:
+    raw = row.get("id")
+    if raw is None:
+        return "sha1-" + hashlib.sha1(fallback_content.encode()).hexdigest()[:16]
+    if isinstance(raw, bool) or not isinstance(raw, str | int):
+        raise RowInvalid("id must be a text or a whole number")
+    text = str(raw).strip()
+    if not text:
+        raise RowInvalid("id is empty")
+    if len(text) > 200:
+        raise RowInvalid("id is longer than 200 characters")
+    return text
+
+
+def _suggestion(raw: Any, n: int) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise RowInvalid("suggestion must be an object")
+    unknown = set(raw) - SUGGESTION_FIELDS
+    if unknown:
+        raise RowInvalid(f"unknown suggestion field(s): {', '.join(sorted(unknown))}")
+    if "preferred" not in raw:
+        raise RowInvalid("suggestion.preferred is missing")
+    preferred = _position(raw["preferred"], n, "suggestion.preferred")
+    rationale = raw.get("rationale") or ""
+    model = raw.get("model") or ""
+    if not isinstance(rationale, str) or not isinstance(model, str):
+        raise RowInvalid("suggestion.rationale and suggestion.model must be texts")
+    values: list[tuple[int, int]] | None = None
+    if raw.get("ifs") is not None:
+        ifs = raw["ifs"]
+        if not isinstance(ifs, list) or len(ifs) != n:
+            raise RowInvalid(f"suggestion.ifs must list one (mu, nu) per response ({n})")
+        values = []
+        for index, pair in enumerate(ifs):
+            if isinstance(pair, dict) and set(pair) == {"mu", "nu"}:
+                mu_raw, nu_raw = pair["mu"], pair["nu"]
+            elif isinstance(pair, list | tuple) and len(pair) == 2:
+                mu_raw, nu_raw = pair
+            else:
+                raise RowInvalid(f'suggestion.ifs[{index}] must be {{"mu", "nu"}} or [mu, nu]')
+            mu = to_permille(mu_raw, f"suggestion.ifs[{index}].mu")
+            nu = to_permille(nu_raw, f"suggestion.ifs[{index}].nu")
+            if mu + nu > PERMILLE:
+                raise RowInvalid(f"suggestion.ifs[{index}]: mu + nu = {(mu + nu) / PERMILLE:g} exceeds 1")
+            values.append((mu, nu))
+    return {"preferred": preferred, "rationale": rationale, "model": model[:200], "values": values}
+
+
+def _metadata(row: dict[str, Any]) -> dict[str, Any]:
+    metadata = row.get("metadata", {})
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise RowInvalid("metadata must be an object")
+    return metadata
+
+
+def parse_row(*, line: int, text: str, project: Project, trl_chosen_as: str) -> ParsedItem:
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RowInvalid(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(row, dict):
+        raise RowInvalid("expected a JSON object")
+    if "chosen" in row or "rejected" in row:
+        return _parse_trl(line=line, row=row, project=project, trl_chosen_as=trl_chosen_as)
+    unknown = set(row) - NATIVE_FIELDS
+    if unknown:
+        raise RowInvalid(f"unknown field(s): {', '.join(sorted(unknown))}")
+    if "prompt" not in row:
+        raise RowInvalid("prompt is missing")
+    prompt = _text(row["prompt"], "prompt")
+    responses_raw = row.get("responses")
+    if not isinstance(responses_raw, list) or len(responses_raw) < 2:
+        raise RowInvalid("responses must be a list of at least 2 responses")
+    responses: list[tuple[str, str]] = []
+    for index, response in enumerate(responses_raw):
+        if isinstance(response, dict):
+            extra = set(response) - {"text", "model"}
+            if extra:
+                raise RowInvalid(f"responses[{index}] has unknown field(s): {', '.join(sorted(extra))}")
+            model = response.get("model") or ""
+            if not isinstance(model, str):
+                raise RowInvalid(f"responses[{index}].model must be a text")
+            responses.append((_text(response.get("text"), f"responses[{index}].text"), model[:200]))
+        else:
+            responses.append((_text(response, f"responses[{index}]"), ""))
+    n = len(responses)
+    if project.mode == Project.Mode.LIKERT and n != 2:
+        raise RowInvalid("a Likert project compares exactly 2 responses")
+    gold = None if row.get("gold") is None else _position(row["gold"], n, "gold")
+    suggestion = None if row.get("suggestion") is None else _suggestion(row["suggestion"], n)
+    external_id = _external_id(row, json.dumps([prompt, [r[0] for r in responses]]))
+    return ParsedItem(line, external_id, prompt, responses, gold, _metadata(row), suggestion)
+
+
+def _parse_trl(*, line: int, row: dict[str, Any], project: Project, trl_chosen_as: str) -> ParsedItem:
+    unknown = set(row) - TRL_FIELDS
+    if unknown:
+        raise RowInvalid(f"unknown field(s) for the TRL shape: {', '.join(sorted(unknown))}")
+    for key in ("prompt", "chosen", "rejected"):
+        if key not in row:
+            raise RowInvalid(f"{key} is missing (TRL rows need prompt, chosen and rejected)")
+    prompt = _text(row["prompt"], "prompt")
+    chosen = _text(row["chosen"], "chosen")
+    rejected = _text(row["rejected"], "rejected")
+    external_id = _external_id(row, json.dumps([prompt, chosen, rejected]))
+    # Where the chosen answer sits is drawn from the project seed, so position says nothing about preference.
+    chosen_first = blind.uniform_draw(seed=project.seed, external_id=external_id, salt="trl-order") < 0.5
+    responses = [(chosen, ""), (rejected, "")] if chosen_first else [(rejected, ""), (chosen, "")]
+    chosen_position = 0 if chosen_first else 1
+    gold = chosen_position if trl_chosen_as == "gold" else None
+    suggestion = None
+    if trl_chosen_as == "suggestion":
+        suggestion = {"preferred": chosen_position, "rationale": "", "model": "dataset-chosen", "values": None}
+    return ParsedItem(line, external_id, prompt, responses, gold, _metadata(row), suggestion)
+
+
+def check_import_options(*, on_duplicate: str, trl_chosen_as: str) -> None:
+    if on_duplicate not in DUPLICATE_POLICIES:
+        raise ValidationError({"on_duplicate": f"Expected one of {', '.join(DUPLICATE_POLICIES)}."})
+    if trl_chosen_as not in TRL_CHOSEN_AS:
+        raise ValidationError({"trl_chosen_as": f"Expected one of {', '.join(TRL_CHOSEN_AS)}."})
+
+
+def _parse_all(
+    *, project: Project, lines: Iterable[str], trl_chosen_as: str, progress: Progress | None, total: int | None
+) -> tuple[list[ParsedItem], list[RowError], int]:
+    parsed: list[ParsedItem] = []
+    errors: list[RowError] = []
+    error_count = 0
+    seen: dict[str, int] = {}
+    for line_number, text in enumerate(lines, start=1):
+        if progress is not None and line_number % 1000 == 0:
+            progress(line_number, total)
+        if not text.strip():
+            continue
+        try:
+            row = parse_row(line=line_number, text=text, project=project, trl_chosen_as=trl_chosen_as)
+            if row.external_id in seen:
+                raise RowInvalid(f"id {row.external_id!r} already appears on line {seen[row.external_id]}")
+        except RowInvalid as exc:
+            error_count += 1
+            if len(errors) < MAX_ERRORS_KEPT:
+                errors.append(RowError(line_number, str(exc)))
+            continue
+        seen[row.external_id] = line_number
+        parsed.append(row)
+    return parsed, errors, error_count
+
+
+@transaction.atomic
+def items_import(
+    *,
+    project: Project,
+    lines: Iterable[str],
+    on_duplicate: str = "reject",
+    skip_invalid: bool = False,
+    trl_chosen_as: str = "gold",
+    progress: Progress | None = None,
+    total_lines: int | None = None,
+) -> ImportResult:
+    """Import items; raises ImportRejected (nothing written) on bad rows unless ``skip_invalid``."""
+    check_import_options(on_duplicate=on_duplicate, trl_chosen_as=trl_chosen_as)
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    parsed, errors, error_count = _parse_all(
+        project=project, lines=lines, trl_chosen_as=trl_chosen_as, progress=progress, total=total_lines
+    )
+
+    existing = dict(
+        Item.objects.filter(project=project, external_id__in=[p.external_id for p in parsed]).values_list(
+            "external_id", "id"
+        )
+    )
+    fresh = [p for p in parsed if p.external_id not in existing]
+    again = [p for p in parsed if p.external_id in existing]
+    if on_duplicate == "reject":
+        for row in again:
+            error_count += 1
+            if len(errors) < MAX_ERRORS_KEPT:
+                errors.append(
+                    RowError(
+                        row.line,
+                        f"id {row.external_id!r} already exists in this project "
+                        "(re-import with on_duplicate=update or skip)",
+                    )
+                )
+        again = []
+    elif on_duplicate == "update":
+        annotated = set(
+            Item.objects.filter(pk__in=[existing[p.external_id] for p in again], annotation_count__gt=0).values_list(
+                "external_id", flat=True
+            )
+        )
+        if annotated:
+            current = _current_responses([existing[e] for e in annotated])
+            for row in list(again):
+                if row.external_id in annotated and current[existing[row.external_id]] != [r[0] for r in row.responses]:
+                    error_count += 1
+                    errors.append(
+                        RowError(row.line, f"item {row.external_id!r} has labels: its responses cannot change")
+                    )
+                    again.remove(row)
+    errors.sort(key=lambda e: e.line)
+    if error_count and not skip_invalid:
+        raise ImportRejected(errors, error_count)
+
+    result = ImportResult(invalid=error_count, errors=errors)
+    if on_duplicate == "skip":
+        result.skipped, again = len(again), []
+    total_rows = len(fresh) + len(again)
+    done = 0
+    for start in range(0, len(fresh), BATCH):
+        _create_batch(project=project, rows=fresh[start : start + BATCH])
+        done += len(fresh[start : start + BATCH])
+        if progress is not None:
+            progress(done, total_rows)
+    result.created = len(fresh)
+    for row in again:
+        _update_item(project=project, item_id=existing[row.external_id], row=row)
+    result.updated = len(again)
+    if progress is not None:
+        progress(total_rows, total_rows)
+
+    if project.labelling_started_at is None and fresh:
+        blind_sample_redraw(project=project)
+    return result
+
+
+def _current_responses(item_ids: list[int]) -> dict[int, list[str]]:
+    current: dict[int, list[str]] = {item_id: [] for item_id in item_ids}
+    for item_id, text in (
+        Response.objects.filter(item_id__in=item_ids).order_by("item_id", "position").values_list("item_id", "text")
+    ):
+        current[item_id].append(text)
+    return current
+
+
+def _new_item(project: Project, row: ParsedItem) -> Item:
+    return Item(
+        project=project,
+        external_id=row.external_id,
+        prompt=row.prompt,
+        metadata=row.metadata,
+        gold_position=row.gold,
+        blind_draw=blind.uniform_draw(seed=project.seed, external_id=row.external_id),
+        queue_key=blind.queue_key(seed=project.seed, external_id=row.external_id),
+    )
+
+
+def _create_batch(*, project: Project, rows: list[ParsedItem]) -> None:
+    items = [_new_item(project, row) for row in rows]
+    blind_sample_assign_new(project=project, items=items)
+    Item.objects.bulk_create(items, batch_size=BATCH)
+    responses = [
+        Response(item=item, position=position, text=text, model_name=model)
+        for item, row in zip(items, rows, strict=True)
+        for position, (text, model) in enumerate(row.responses)
+    ]
+    Response.objects.bulk_create(responses, batch_size=BATCH)
+    _create_suggestions(items=items, rows=rows, responses=responses)
+
+
+def _create_suggestions(*, items: list[Item], rows: list[ParsedItem], responses: list[Response]) -> None:
+    by_item: dict[int, list[Response]] = {}
+    for response in responses:
+        by_item.setdefault(response.item_id, []).append(response)
+    suggestions = [
+        Suggestion(
+            item=item,
+            preferred_position=row.suggestion["preferred"],
+            rationale=row.suggestion["rationale"],
+            model_name=row.suggestion["model"],
+            source=Suggestion.Source.IMPORTED,
+        )
+        for item, row in zip(items, rows, strict=True)
+        if row.suggestion is not None
+    ]
+    Suggestion.objects.bulk_create(suggestions, batch_size=BATCH)
+    row_by_item = {item.pk: row for item, row in zip(items, rows, strict=True)}
+    values = [
+        SuggestionValue(suggestion=suggestion, response=response, mu=mu, nu=nu)
+        for suggestion in suggestions
+        if (pairs := row_by_item[suggestion.item_id].suggestion["values"]) is not None  # type: ignore[index]
+        for response, (mu, nu) in zip(by_item[suggestion.item_id], pairs, strict=True)
+    ]
+    SuggestionValue.objects.bulk_create(values, batch_size=BATCH)
+
+
+def _update_item(*, project: Project, item_id: int, row: ParsedItem) -> None:
+    item = Item.objects.get(pk=item_id)
+    item.prompt = row.prompt
+    item.metadata = row.metadata
+    item.gold_position = row.gold
+    item.save(update_fields=["prompt", "metadata", "gold_position", "updated_at"])
+    current = list(item.responses.order_by("position"))
+    if [r.text for r in current] != [text for text, _ in row.responses]:
+        # Only reachable for items without labels (checked before), so replacing responses loses nothing.
+        item.responses.all().delete()
+        current = [
+            Response.objects.create(item=item, position=position, text=text, model_name=model)
+            for position, (text, model) in enumerate(row.responses)
+        ]
+    else:
+        for response, (_, model) in zip(current, row.responses, strict=True):
+            if response.model_name != model:
+                response.model_name = model
+                response.save(update_fields=["model_name"])
+    if row.suggestion is not None:
+        Suggestion.objects.filter(item=item).delete()
+        _create_suggestions(items=[item], rows=[row], responses=current)

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from projects.importing import DUPLICATE_POLICIES, TRL_CHOSEN_AS, ImportRejected, items_import
+from projects.models import Project
+
+
+def project_from_argument(value: str) -> Project:
+    project = Project.objects.filter(slug=value).first()
+    if project is None and value.isdigit():
+        project = Project.objects.filter(pk=int(value)).first()
+    if project is None:
+        raise CommandError(f"No project with slug or id {value!r}.")
+    return project
+
+
+class Command(BaseCommand):
+    help = "Import items from a JSON Lines file (native or TRL prompt/chosen/rejected shape)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("project", help="project slug or id")
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--skip-invalid", action="store_true", help="import the good rows, report the bad ones")
+        parser.add_argument("--on-duplicate", choices=DUPLICATE_POLICIES, default="reject")
+        parser.add_argument("--trl-chosen-as", choices=TRL_CHOSEN_AS, default="gold")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = project_from_argument(options["project"])
+        path: Path = options["file"]
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file.")
+        with path.open(encoding="utf-8") as handle:
+            total = sum(1 for _ in handle)
+        with path.open(encoding="utf-8") as handle, tqdm(total=total, unit="row", desc="importing") as bar:
+
+            def progress(done: int, _total: int | None) -> None:
+                bar.update(max(0, done - bar.n) if bar.n < total else 0)
+
+            try:
+                result = items_import(
+                    project=project,
+                    lines=handle,
+                    on_duplicate=options["on_duplicate"],
+                    skip_invalid=options["skip_invalid"],
+                    trl_chosen_as=options["trl_chosen_as"],
+                    progress=progress,
+                    total_lines=total,
+                )
+            except ImportRejected as exc:
+                bar.close()
+                for error in exc.errors:
+                    self.stderr.write(str(error))
+                raise CommandError(
+                    f"{exc.total_errors} bad row(s): nothing imported. Fix them or pass --skip-invalid."
+                ) from None
+            bar.update(total - bar.n)
+        for error in result.errors:
+            self.stderr.write(f"skipped {error}")
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{result.created} created, {result.updated} updated, {result.skipped} skipped as duplicates, "
+                f"{result.invalid} invalid rows skipped."
+            )
+        )

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from projects.importing import items_import
+from projects.models import Membership, Project
+from projects.services import membership_set, project_create
+
+DEMO_SLUG = "demo-long-form-qa"
+DEMO_FILE = Path(__file__).resolve().parents[2] / "demo_data" / "prd_lfqa_40.jsonl"
+USERS = (
+    ("lead", Membership.Role.LEAD),
+    ("annotator1", Membership.Role.ANNOTATOR),
+    ("annotator2", Membership.Role.ANNOTATOR),
+)
+
+
+class Command(BaseCommand):
+    help = "Create (or refresh) the demo project: 40 real long-form QA pairs, a lead and two annotators."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--password", default="penumbra-demo", help="password of the three demo users")
+
+    @transaction.atomic
+    def handle(self, *args: Any, **options: Any) -> None:
+        user_model = get_user_model()
+        users = {}
+        for username, _ in USERS:
+            user, _ = user_model.objects.get_or_create(username=username)
+            user.set_password(options["password"])
+            user.save()
+            users[username] = user
+
+        project = Project.objects.filter(slug=DEMO_SLUG).first()
+        if project is None:
+            project = project_create(
+                name="Demo: long-form QA (PRD)",
+                lead=users["lead"],
+                seed=20240601,
+                description=(
+                    "Forty real question/answer pairs from the PRD long-form QA set, each with an expert's "
+                    "preference as gold. The LLM suggestion is the 'longest-response' baseline: it prefers the "
+                    "longer answer, a known weak rule, so watch its blind agreement."
+                ),
+                guidelines=(
+                    "Read the question, then both answers. For each answer, move **support** up for what makes it "
+                    "a good answer (correct, complete, helpful) and **opposition** up for what makes it a bad one. "
+                    "Leave what you are unsure about as hesitation."
+                ),
+                overlap=2,
+                minimum_blind_sample=10,
+            )
+            project.slug = DEMO_SLUG
+            project.save(update_fields=["slug"])
+        for username, role in USERS:
+            membership_set(project=project, user=users[username], role=role)
+
+        with DEMO_FILE.open(encoding="utf-8") as handle:
+            result = items_import(project=project, lines=handle, on_duplicate="skip")
+        suggestions_made = self._baseline_suggestions(project)
+
+        self.stdout.write(self.style.SUCCESS(f"Demo project {project.name!r} (id {project.pk}): "))
+        self.stdout.write(f"  {result.created} items imported, {result.skipped} already there; {suggestions_made}")
+        blind = project.items.filter(is_blind=True).count()
+        self.stdout.write(f"  blind sample: {blind} of {project.items.count()} items")
+        self.stdout.write("  Log in with:")
+        for username, role in USERS:
+            self.stdout.write(f"    {username:<11} / {options['password']}   ({role})")
+
+    def _baseline_suggestions(self, project: Project) -> str:
+        try:
+            from projects.suggestions import longest_response_suggestions
+        except ImportError:
+            return "no baseline suggestions (module not available)"
+        count = longest_response_suggestions(project=project)
+        return f"'longest-response' suggestions: {count}"
