@@ -1,0 +1,60 @@
+# Penumbra. `make demo` runs it on the embedded default; `make test` runs lint, types and the tests.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# Two workers: this project's machines have two cores.
+PYTEST_WORKERS ?= 2
+TYPED := $(wildcard */services.py */selectors.py) projects/importing.py aggregation/ifs.py \
+	aggregation/agreement.py aggregation/weights.py aggregation/comparisons.py
+
+.PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.runtime: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@ $(VENV)/.runtime
+
+migrate: $(VENV)/.runtime
+	$(BIN)/python manage.py migrate --noinput
+
+demo: migrate
+	$(BIN)/python manage.py seed_demo
+	@echo "Penumbra is at http://$(HOST):$(PORT)/ (Ctrl+C stops it)"
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+run: migrate
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+worker: $(VENV)/.runtime
+	$(BIN)/celery -A config worker --loglevel=info
+
+beat: $(VENV)/.runtime
+	$(BIN)/celery -A config beat --loglevel=info
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(VENV)/.dev
+	$(BIN)/mypy $(TYPED)
+
+pytest: $(VENV)/.dev
+	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
+
+test: lint typecheck pytest
+
+benchmarks: $(VENV)/.dev
+	$(BIN)/python benchmarks/aggregate.py
+
+clean:
+	rm -rf $(VENV) var staticfiles test-artifacts .pytest_cache .mypy_cache .ruff_cache
