@@ -1,9 +1,164 @@
-"""The one door from writes elsewhere to background recomputation. Call inside the writing transaction."""
+"""The one door from writes elsewhere to background recomputation. Call inside the writing transaction.
+
+After the transaction commits, the changed items are recomputed (one task per save) and the project-level figures
+are scheduled DEBOUNCED: a Redis key ``penumbra:project-recompute:<id>`` (SET NX with an expiry) marks a pending
+``project_recompute`` task, sent with a countdown of ``AGGREGATION_PROJECT_DELAY`` seconds only when none is
+pending, so a burst of saves costs one project run. The task deletes the key when it starts, so a save that lands
+during a run schedules the next one.
+
+Nothing here may make a save fail: broker or Redis errors are logged and the periodic ``aggregates_reconcile``
+task finds the stale aggregates later (the aggregate timestamps are the source of truth, not the queue).
+
+Three ways of running, chosen from the settings:
+- A real broker (REDIS_URL): tasks go to Celery workers as above.
+- Embedded (no DATABASE_URL, no REDIS_URL: SQLite and eager Celery): a single daemon thread in the web process
+  runs the work, so no request waits for it; being one thread it also serialises the background writes, which
+  SQLite needs. Pending work is merged (item ids united, one project run per project per wake-up).
+- Eager without the thread (``AGGREGATION_IN_THREAD = False``, as in the test suite): the tasks run in-process
+  right after the commit, once per call.
+"""
 
 from __future__ import annotations
+
+import logging
+import threading
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections, transaction
+
+logger = logging.getLogger(__name__)
+
+PENDING_KEY = "penumbra:project-recompute:{project_id}"
+_redis_clients: dict[str, Any] = {}
 
 
 def on_annotations_changed(*, project_id: int, item_ids: list[int]) -> None:
     """Schedule recomputation of these items and (debounced) of the project, after the transaction commits."""
-    # Filled in by the aggregation engine; until then nothing is scheduled.
-    return None
+    ids = sorted({int(i) for i in item_ids})
+    transaction.on_commit(partial(_after_commit, int(project_id), ids))
+
+
+def _after_commit(project_id: int, item_ids: list[int]) -> None:
+    if getattr(settings, "AGGREGATION_IN_THREAD", False):
+        _embedded_runner.submit(project_id, item_ids)
+        return
+    from aggregation import tasks
+
+    try:
+        if item_ids:
+            tasks.item_aggregates.delay(project_id, item_ids)
+        project_recompute_schedule(project_id=project_id)
+    except Exception:
+        # Broker down, or (eager mode) the computation itself failed: the save stands, reconciliation catches up.
+        logger.exception("Could not run or enqueue the recomputation of project %s; reconciliation will", project_id)
+
+
+def _celery_app() -> Any:
+    from config.celery import app
+
+    return app
+
+
+def _redis_client() -> Any | None:
+    """A Redis client on the broker's server when the broker is Redis; None otherwise (memory, eager)."""
+    url = str(_celery_app().conf.broker_url or "")
+    if not url.startswith(("redis://", "rediss://")):
+        return None
+    client = _redis_clients.get(url)
+    if client is None:
+        import redis
+
+        client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+        _redis_clients[url] = client
+    return client
+
+
+def project_recompute_schedule(*, project_id: int) -> bool:
+    """Send ``project_recompute`` with a countdown unless one is already pending; True if sent.
+
+    Eager mode runs it at once. Raises on broker errors (callers decide; the after-commit hook logs them).
+    """
+    from aggregation import tasks
+
+    app = _celery_app()
+    if app.conf.task_always_eager:
+        tasks.project_recompute.delay(project_id)
+        return True
+    delay = int(getattr(settings, "AGGREGATION_PROJECT_DELAY", 3))
+    client = _redis_client()
+    key = PENDING_KEY.format(project_id=project_id)
+    if client is not None:
+        # The expiry outlives the countdown and the task's hard limit, so a lost message unblocks itself.
+        expiry = delay + int(tasks.PROJECT_TIME_LIMIT) + 60
+        if not client.set(key, "1", nx=True, ex=expiry):
+            return False
+    try:
+        tasks.project_recompute.apply_async((project_id,), countdown=delay)
+    except Exception:
+        if client is not None:
+            client.delete(key)
+        raise
+    return True
+
+
+def project_recompute_pending_clear(*, project_id: int) -> None:
+    """Called by the task as it starts: saves from now on need a run of their own."""
+    client = _redis_client()
+    if client is None:
+        return
+    try:
+        client.delete(PENDING_KEY.format(project_id=project_id))
+    except Exception:
+        logger.warning("Could not clear the pending flag of project %s; it expires by itself", project_id)
+
+
+class _EmbeddedRunner:
+    """One daemon thread that runs item and project recomputation for the embedded (SQLite, no broker) mode."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._items: dict[int, set[int]] = {}
+        self._projects: set[int] = set()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, project_id: int, item_ids: list[int]) -> None:
+        with self._lock:
+            self._items.setdefault(project_id, set()).update(item_ids)
+            self._projects.add(project_id)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="penumbra-aggregation", daemon=True)
+                self._thread.start()
+        self._wake.set()
+
+    def _take(self) -> tuple[dict[int, set[int]], set[int]]:
+        with self._lock:
+            items, projects = self._items, self._projects
+            self._items, self._projects = {}, set()
+            self._wake.clear()
+        return items, projects
+
+    def _loop(self) -> None:
+        from aggregation import services
+
+        while True:
+            self._wake.wait()
+            items, projects = self._take()
+            close_old_connections()
+            for project_id, ids in items.items():
+                try:
+                    if ids:
+                        services.item_aggregates_recompute(project_id=project_id, item_ids=sorted(ids))
+                except Exception:
+                    logger.exception("Item recomputation of project %s failed; reconciliation will retry", project_id)
+            for project_id in projects:
+                try:
+                    services.project_aggregates_recompute(project_id=project_id)
+                except Exception:
+                    logger.exception("Project recomputation of %s failed; reconciliation will retry", project_id)
+            close_old_connections()
+
+
+_embedded_runner = _EmbeddedRunner()

@@ -164,7 +164,17 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "penumbra")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A save must never fail because the broker is down: reconciliation picks the work up later.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+# Finds aggregates older than their newest annotation (Redis or a worker was down) and recomputes them.
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "aggregates-reconcile": {
+        "task": "aggregation.aggregates_reconcile",
+        "schedule": float(env_int("AGGREGATION_RECONCILE_SECONDS", 60, minimum=5)),
+    },
+}
+# Project-level figures are recomputed this many seconds after the first save of a burst (debounce).
+AGGREGATION_PROJECT_DELAY = env_int("AGGREGATION_PROJECT_DELAY", 3)
+# Embedded mode (SQLite, tasks in-process): one background thread does the recomputation, so requests never wait.
+AGGREGATION_IN_THREAD = env_bool("AGGREGATION_IN_THREAD", EMBEDDED and CELERY_TASK_ALWAYS_EAGER)
 REDIS_URL = _redis_url
 
 # Annotation

@@ -1,0 +1,81 @@
+"""Celery tasks of the aggregation engine: they take ids, call a service, and are safe to run twice.
+
+Every task acknowledges late (a worker that dies mid-task leaves the message for another), has soft and hard time
+limits, and retries with backoff when the database is briefly unavailable. Results are upserts keyed by ids, so a
+duplicate or redelivered message only rewrites the same rows.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.db import OperationalError
+
+from aggregation import dispatch, services
+from projects.models import Project
+
+logger = logging.getLogger(__name__)
+
+ITEM_TIME_LIMIT = 120
+PROJECT_TIME_LIMIT = 1800
+RECONCILE_TIME_LIMIT = 600
+#: Items per task when reconciliation sends stale items back through the queue.
+RECONCILE_CHUNK = 2000
+
+_common = {
+    "acks_late": True,
+    "autoretry_for": (OperationalError,),
+    "retry_backoff": True,
+    "retry_backoff_max": 60,
+    "max_retries": 5,
+}
+
+
+@shared_task(
+    name="aggregation.item_aggregates", soft_time_limit=ITEM_TIME_LIMIT, time_limit=ITEM_TIME_LIMIT + 30, **_common
+)
+def item_aggregates(project_id: int, item_ids: list[int]) -> int:
+    """Recompute the aggregates of these items; returns how many items got one."""
+    if not Project.objects.filter(pk=project_id).exists():
+        return 0
+    return services.item_aggregates_recompute(project_id=project_id, item_ids=item_ids)
+
+
+@shared_task(
+    name="aggregation.project_recompute",
+    soft_time_limit=PROJECT_TIME_LIMIT,
+    time_limit=PROJECT_TIME_LIMIT + 60,
+    **_common,
+)
+def project_recompute(project_id: int) -> dict[str, object]:
+    """Weights, then item aggregates if the weights moved, then agreement, plots, progress, suggestion figures and
+    the handoff evaluation (see services.project_aggregates_recompute)."""
+    dispatch.project_recompute_pending_clear(project_id=project_id)
+    if not Project.objects.filter(pk=project_id).exists():
+        return {}
+    return services.project_aggregates_recompute(project_id=project_id)
+
+
+@shared_task(
+    name="aggregation.aggregates_reconcile",
+    soft_time_limit=RECONCILE_TIME_LIMIT,
+    time_limit=RECONCILE_TIME_LIMIT + 30,
+    **_common,
+)
+def aggregates_reconcile() -> dict[str, int]:
+    """Periodic (beat): send stale items and projects back through the queue, so nothing is lost when Redis or
+    a worker was down. Stale = an annotation newer than the aggregate, or annotations without an aggregate."""
+    stale_items = services.stale_items_list()
+    n_items = 0
+    for project_id, item_ids in stale_items.items():
+        for start in range(0, len(item_ids), RECONCILE_CHUNK):
+            item_aggregates.delay(project_id, item_ids[start : start + RECONCILE_CHUNK])
+        n_items += len(item_ids)
+    # Straight to the queue, not through the debounce flag: a flag left by a lost message must not block this.
+    stale_projects = set(services.stale_projects_list()) | set(stale_items)
+    for project_id in sorted(stale_projects):
+        project_recompute.delay(project_id)
+    if n_items or stale_projects:
+        logger.info("Reconciliation: %s stale items, %s stale projects", n_items, len(stale_projects))
+    return {"items": n_items, "projects": len(stale_projects)}
