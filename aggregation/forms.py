@@ -1,0 +1,122 @@
+"""Forms for the lead's settings page. They only parse input; the rules live in projects.services (check_*)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+
+from projects.models import Criterion, Membership, Project
+
+# Field groups as the settings page shows them; every name is one of projects.services.EDITABLE_SETTINGS.
+SETTINGS_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Project", ("name", "description", "guidelines")),
+    ("Labelling", ("mode", "likert_points", "overlap", "tie_tolerance")),
+    ("Suggestions and the blind sample", ("suggestion_display", "blind_rate", "minimum_blind_sample")),
+    (
+        "Handoff to the LLM",
+        ("handoff_rule", "handoff_trigger", "handoff_agreement_threshold", "handoff_minimum_blind_comparisons"),
+    ),
+    ("Aggregation", ("aggregation_operator", "weight_consistency", "weight_expertise", "weight_agreement")),
+    ("LLM endpoint", ("llm_base_url", "llm_model", "llm_api_key", "llm_instruction_template")),
+)
+
+_NUMBER = {"step": "any", "inputmode": "decimal"}
+
+
+class ProjectSettingsForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    guidelines = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 4}), help_text="Shown above every item (markdown)."
+    )
+    mode = forms.ChoiceField(choices=Project.Mode.choices)
+    likert_points = forms.IntegerField(help_text="Odd, 3 to 11 (Likert mode).")
+    overlap = forms.IntegerField(help_text="Annotations wanted per item.")
+    tie_tolerance = forms.FloatField(
+        widget=forms.NumberInput(attrs=_NUMBER), help_text="Scores closer than this count as a tie."
+    )
+    suggestion_display = forms.ChoiceField(choices=Project.SuggestionDisplay.choices)
+    blind_rate = forms.FloatField(
+        widget=forms.NumberInput(attrs=_NUMBER), help_text="Share of items that never show their suggestion first."
+    )
+    minimum_blind_sample = forms.IntegerField()
+    handoff_rule = forms.ChoiceField(choices=Project.HandoffRule.choices)
+    handoff_trigger = forms.ChoiceField(choices=Project.HandoffTrigger.choices)
+    handoff_agreement_threshold = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER))
+    handoff_minimum_blind_comparisons = forms.IntegerField()
+    aggregation_operator = forms.ChoiceField(choices=Project.Operator.choices)
+    weight_consistency = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="α in Eq. 8.")
+    weight_expertise = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="β in Eq. 8.")
+    weight_agreement = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="γ in Eq. 8; α + β + γ = 1.")
+    llm_base_url = forms.CharField(required=False, max_length=300, help_text="OpenAI-compatible endpoint.")
+    llm_model = forms.CharField(required=False, max_length=200)
+    llm_api_key = forms.CharField(
+        required=False,
+        max_length=300,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Write-only: leave empty to keep the stored key.",
+    )
+    llm_instruction_template = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+
+    def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
+        kwargs["initial"] = {name: getattr(project, name) for name in self.base_fields if name != "llm_api_key"}
+        super().__init__(*args, **kwargs)
+        self.project = project
+        if project.labelling_started_at is not None:
+            for name in ("blind_rate", "minimum_blind_sample", "mode"):
+                self.fields[name].help_text = "Locked: labelling has started."
+                self.fields[name].widget.attrs["readonly"] = True
+
+    def sections(self) -> list[tuple[str, list[forms.BoundField]]]:
+        return [(title, [self[name] for name in names]) for title, names in SETTINGS_SECTIONS]
+
+    def changes(self) -> dict[str, Any]:
+        """Only the settings that differ from the stored project, so untouched locked fields are never re-checked."""
+        changed: dict[str, Any] = {}
+        for name, value in self.cleaned_data.items():
+            if name == "llm_api_key" and not value:
+                continue
+            if value != getattr(self.project, name):
+                changed[name] = value
+        return changed
+
+
+class CriteriaForm(forms.Form):
+    criteria = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        help_text="One per line: name: weight. Weights sum to 1.",
+    )
+
+    @staticmethod
+    def initial_text(criteria: list[Criterion]) -> str:
+        return "\n".join(f"{criterion.name}: {criterion.weight:g}" for criterion in criteria)
+
+    def clean_criteria(self) -> list[tuple[str, float]]:
+        parsed: list[tuple[str, float]] = []
+        for number, line in enumerate(self.cleaned_data["criteria"].splitlines(), start=1):
+            if not line.strip():
+                continue
+            name, separator, weight = line.rpartition(":")
+            if not separator:
+                raise ValidationError(f"Line {number}: write it as name: weight.")
+            try:
+                parsed.append((name.strip(), float(weight)))
+            except ValueError:
+                raise ValidationError(f"Line {number}: {weight.strip()!r} is not a number.") from None
+        return parsed
+
+
+class MemberAddForm(forms.Form):
+    username = forms.CharField(max_length=150, help_text="An existing account.")
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.ANNOTATOR)
+
+    def clean_username(self) -> AbstractBaseUser:
+        username = self.cleaned_data["username"].strip()
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise ValidationError(f"No account is named {username!r}.")
+        return user

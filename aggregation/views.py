@@ -1,0 +1,362 @@
+"""The lead's pages: dashboard (page and self-refreshing fragment), item review and project settings.
+
+Views stay thin: selectors read (with the lead check), projects.services write, and the helpers below only turn
+stored aggregates into what the templates and charts show.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.template import TemplateDoesNotExist
+from django.template.loader import get_template
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_http_methods
+
+from aggregation import svg
+from aggregation.forms import CriteriaForm, MemberAddForm, ProjectSettingsForm
+from aggregation.selectors import Dashboard, dashboard_get, item_review_get, settings_get
+from projects.models import TIE, Membership
+from projects.services import criteria_set, membership_set, project_update
+
+SUGGESTIONS_CARD_TEMPLATE = "suggestions/partials/card.html"
+
+AGREEMENT_FIGURES = (
+    ("pairwise_with_ties", "Pairwise, tie is an answer"),
+    ("pairwise_without_ties", "Pairwise, ties left out"),
+    ("alpha_interval", "Krippendorff α, interval"),
+    ("alpha_nominal", "Krippendorff α, nominal"),
+    ("ifs", "IFS agreement"),
+)
+# Keys of an agreement-over-time point that place it on the x axis rather than being a series.
+_TIME_KEYS = ("date", "day", "at", "t", "time", "bucket", "labels", "labels_done", "n", "x")
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def figure(raw: Any) -> dict[str, Any]:
+    """A stored {"value", "n", "ci": [low, high]} read defensively: anything missing becomes None."""
+    raw = raw if isinstance(raw, dict) else {}
+    ci = raw.get("ci")
+    low, high = (ci[0], ci[1]) if isinstance(ci, list | tuple) and len(ci) == 2 else (None, None)
+    n = raw.get("n")
+    return {
+        "value": _number(raw.get("value")),
+        "n": n if isinstance(n, int) and not isinstance(n, bool) else None,
+        "low": _number(low),
+        "high": _number(high),
+        "computed": _number(raw.get("value")) is not None,
+    }
+
+
+def _agreement_context(dashboard: Dashboard) -> dict[str, Any]:
+    stored = dashboard.agreement
+    rows = [{"key": key, "label": label, **figure(stored.get(key))} for key, label in AGREEMENT_FIGURES]
+    lows = [r["low"] if r["low"] is not None else r["value"] for r in rows if r["value"] is not None]
+    axis_low = max(-1.0, math.floor(min([0.0, *lows]) * 5) / 5)
+    chart = svg.interval_plot(
+        rows=[
+            svg.Interval(
+                label=r["label"],
+                value=r["value"],
+                low=r["low"],
+                high=r["high"],
+                note=f"n = {r['n']}" if r["n"] is not None else "",
+            )
+            for r in rows
+        ],
+        title="Agreement figures with 95 % intervals",
+        low=axis_low,
+        high=1.0,
+        reference=0.0 if axis_low < 0 else None,
+    )
+    return {"agreement_rows": rows, "agreement_svg": mark_safe(chart), "agreement_computed": bool(stored)}
+
+
+def _progress_context(dashboard: Dashboard) -> dict[str, Any]:
+    progress = dashboard.progress
+    names = {str(m.user_id): m.user.get_username() for m in dashboard.members}
+    rows: list[tuple[str, int]] = []
+    per_annotator = progress.get("per_annotator")
+    if isinstance(per_annotator, dict):
+        for key, raw in per_annotator.items():
+            if isinstance(raw, dict):
+                count = next(
+                    (
+                        raw[k]
+                        for k in ("labels_done", "labels", "done", "n", "count")
+                        if _number(raw.get(k)) is not None
+                    ),
+                    0,
+                )
+                name = raw.get("username") or raw.get("name") or names.get(str(key), str(key))
+            else:
+                count, name = raw if _number(raw) is not None else 0, names.get(str(key), str(key))
+            rows.append((str(name), int(count)))
+    rows.sort(key=lambda row: (-row[1], row[0]))
+    top = max([count for _, count in rows] or [0]) or 1
+    annotator_rows = [{"name": name, "count": count, "percent": round(100 * count / top, 1)} for name, count in rows]
+
+    def share(done_key: str, total_key: str) -> dict[str, Any]:
+        done, total = _number(progress.get(done_key)), _number(progress.get(total_key))
+        percent = round(100 * done / total, 1) if done is not None and total else None
+        return {"done": done, "total": total, "percent": min(percent, 100.0) if percent is not None else None}
+
+    return {
+        "progress_computed": bool(progress),
+        "items_progress": share("items_done", "items_total"),
+        "labels_progress": share("labels_done", "labels_needed"),
+        "annotator_progress": annotator_rows,
+    }
+
+
+def _over_time_chart(points: Any) -> str:
+    title = "Agreement over time"
+    if not isinstance(points, list) or not points:
+        return svg.line_chart(series=[], title=title)
+    series: dict[str, list[tuple[float, float | None]]] = {}
+    x_labels: list[str] = []
+    for index, point in enumerate(points):
+        if not isinstance(point, dict):
+            continue
+        x_labels.append(str(next((point[k] for k in _TIME_KEYS if k in point), index + 1)))
+        for key, raw in point.items():
+            if key in _TIME_KEYS:
+                continue
+            value = _number(raw.get("value")) if isinstance(raw, dict) else _number(raw)
+            series.setdefault(key, []).append((float(index), value))
+    labels = dict(AGREEMENT_FIGURES)
+    return svg.line_chart(
+        series=[svg.Series(name=labels.get(key, key.replace("_", " ")), points=pts) for key, pts in series.items()],
+        title=title,
+        x_labels=x_labels,
+        low=min(0.0, *[y for pts in series.values() for _, y in pts if y is not None]) if series else 0.0,
+    )
+
+
+def _plots_context(dashboard: Dashboard) -> dict[str, Any]:
+    plots = dashboard.plots
+    histograms = []
+    stored = plots.get("hesitation_histogram")
+    if isinstance(stored, dict):
+        # Criteria in the project's order (stored JSON keys come back in whatever order the database keeps them).
+        order = {criterion.name: index for index, criterion in enumerate(dashboard.criteria)}
+        for name, raw in sorted(stored.items(), key=lambda pair: (order.get(pair[0], len(order)), pair[0])):
+            raw = raw if isinstance(raw, dict) else {}
+            chart = svg.histogram(
+                edges=[float(e) for e in raw.get("edges", []) if _number(e) is not None],
+                counts=[int(c) for c in raw.get("counts", []) if _number(c) is not None],
+                title=f"Hesitation π for {name}",
+                x_label="hesitation π = 1 − μ − ν",
+            )
+            histograms.append({"criterion": name, "svg": mark_safe(chart)})
+    aggregates = dashboard.annotator_aggregates
+    weights = svg.bar_chart(
+        labels=[a.annotator.get_username() for a in aggregates],
+        values=[a.weight for a in aggregates],
+        title="Annotator weights (Eq. 8)",
+        maximum=1.0,
+    )
+    return {
+        "plots_computed": bool(plots),
+        "histograms": histograms,
+        "over_time_svg": mark_safe(_over_time_chart(plots.get("agreement_over_time"))),
+        "weights_svg": mark_safe(weights),
+    }
+
+
+def _suggestion_card(*, user: Any, project_id: int) -> tuple[str | None, dict[str, Any] | None]:
+    """The suggestions engineer's card and its context, when both are installed; else (None, None)."""
+    try:
+        get_template(SUGGESTIONS_CARD_TEMPLATE)
+        from aggregation.suggestion_selectors import suggestion_card_context
+    except (TemplateDoesNotExist, ImportError):
+        return None, None
+    return SUGGESTIONS_CARD_TEMPLATE, suggestion_card_context(user=user, project_id=project_id)
+
+
+def _suggestions_context(dashboard: Dashboard, *, user: Any) -> dict[str, Any]:
+    stored = dashboard.suggestions
+    card_template, card = _suggestion_card(user=user, project_id=dashboard.project.pk)
+    blind = _dict(stored.get("blind"))
+    shown = _dict(stored.get("shown"))
+    human_human = _dict(stored.get("human_human"))
+    return {
+        "suggestions_card_template": card_template,
+        "card": card,
+        "llm_figures": [
+            ("Blind agreement with the LLM", figure(blind.get("agreement"))),
+            ("Shown agreement with the LLM", figure(shown.get("agreement"))),
+            ("Anchoring gap (shown − blind)", figure(stored.get("anchoring_gap"))),
+            ("Human-human agreement, blind items", figure(human_human.get("blind", human_human))),
+        ],
+    }
+
+
+def dashboard_context(dashboard: Dashboard, *, user: Any) -> dict[str, Any]:
+    project = dashboard.project
+    for aggregate in dashboard.annotator_aggregates:
+        ms = aggregate.median_time_ms
+        aggregate.median_time_s = None if ms is None else ms / 1000  # type: ignore[attr-defined]
+    return {
+        "project": project,
+        "dashboard": dashboard,
+        "review": dashboard.review,
+        "annotators": dashboard.annotator_aggregates,
+        "has_labels": project.labelling_started_at is not None or bool(dashboard.annotator_aggregates),
+        "computed_at": dashboard.aggregate.computed_at if dashboard.aggregate else None,
+        **_progress_context(dashboard),
+        **_agreement_context(dashboard),
+        **_plots_context(dashboard),
+        **_suggestions_context(dashboard, user=user),
+    }
+
+
+@login_required
+def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
+    data = dashboard_get(user=request.user, project_id=project_id)
+    context = dashboard_context(data, user=request.user)
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(request, "dashboard/partials/figures.html", context)
+    return render(request, "dashboard/page.html", context)
+
+
+def _suggestion_of(item: Any) -> Any:
+    try:
+        return item.suggestion
+    except item.__class__.suggestion.RelatedObjectDoesNotExist:
+        return None
+
+
+@login_required
+def item_review(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
+    review = item_review_get(user=request.user, project_id=project_id, item_id=item_id)
+    responses = list(review.item.responses.all())
+    criteria = review.criteria
+    # Every annotator's (μ, ν) laid out per response × criterion, the way the aggregate below is laid out.
+    label_rows = []
+    for annotation in review.annotations:
+        values = sorted(annotation.values.all(), key=lambda v: (v.response.position, v.criterion.position))
+        label_rows.append(
+            {
+                "annotation": annotation,
+                "values": [
+                    {
+                        "position": v.response.position,
+                        "criterion": v.criterion.name,
+                        "mu": v.mu,
+                        "nu": v.nu,
+                        "pi": 1000 - v.mu - v.nu,
+                    }
+                    for v in values
+                ],
+            }
+        )
+    aggregate_cells = {(ra.response.position, ra.criterion_id): ra for ra in review.response_aggregates}
+    return render(
+        request,
+        "dashboard/item_review.html",
+        {
+            "project": review.project,
+            "item": review.item,
+            "responses": responses,
+            "criteria": criteria,
+            "suggestion": _suggestion_of(review.item),
+            "label_rows": label_rows,
+            "aggregate": review.aggregate,
+            "aggregate_rows": [
+                {
+                    "response": response,
+                    "overall": aggregate_cells.get((response.position, None)),
+                    "per_criterion": [aggregate_cells.get((response.position, c.id)) for c in criteria],
+                }
+                for response in responses
+            ],
+            "TIE": TIE,
+        },
+    )
+
+
+def _apply_errors(form: Any, error: ValidationError) -> None:
+    """Put a service's ValidationError on the form's fields (unknown fields on the form as a whole)."""
+    if hasattr(error, "error_dict"):
+        for field_name, field_errors in error.message_dict.items():
+            target = field_name if field_name in form.fields else None
+            for message in field_errors:
+                form.add_error(target, message)
+    else:
+        form.add_error(None, error)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
+    project, criteria, members = settings_get(user=request.user, project_id=project_id)
+    which = request.POST.get("form") if request.method == "POST" else None
+    if which not in (None, "settings", "criteria", "member"):
+        which = None
+    settings_form = ProjectSettingsForm(request.POST if which == "settings" else None, project=project)
+    criteria_form = CriteriaForm(
+        request.POST if which == "criteria" else None, initial={"criteria": CriteriaForm.initial_text(criteria)}
+    )
+    member_form = MemberAddForm(request.POST if which == "member" else None)
+    saved = None
+    if which == "settings" and settings_form.is_valid():
+        try:
+            project = project_update(project=project, changes=settings_form.changes())
+            saved = "settings"
+        except ValidationError as error:
+            _apply_errors(settings_form, error)
+    elif which == "criteria" and criteria_form.is_valid():
+        try:
+            criteria_set(project=project, criteria=criteria_form.cleaned_data["criteria"])
+            saved = "criteria"
+        except ValidationError as error:
+            _apply_errors(criteria_form, error)
+    elif which == "member" and member_form.is_valid():
+        try:
+            user = member_form.cleaned_data["username"]
+            membership_set(project=project, user=user, role=member_form.cleaned_data["role"])
+            saved = "member"
+        except ValidationError as error:
+            _apply_errors(member_form, error)
+
+    if saved and not request.htmx:  # type: ignore[attr-defined]
+        messages.success(
+            request, {"settings": "Settings saved.", "criteria": "Criteria saved."}.get(saved, "Member added.")
+        )
+        return redirect(reverse("project_settings", kwargs={"project_id": project.pk}))
+    if saved:
+        # HTMX: the saved form comes back fresh, rebuilt from what is now stored.
+        project, criteria, members = settings_get(user=request.user, project_id=project.pk)
+        settings_form = ProjectSettingsForm(project=project)
+        criteria_form = CriteriaForm(initial={"criteria": CriteriaForm.initial_text(criteria)})
+        member_form = MemberAddForm()
+    context = {
+        "project": project,
+        "settings_form": settings_form,
+        "criteria_form": criteria_form,
+        "member_form": member_form,
+        "members": members,
+        "saved": saved,
+        "roles": Membership.Role,
+    }
+    if request.htmx and which:  # type: ignore[attr-defined]
+        # HTMX swaps only 2xx answers by default, so a form with errors comes back as 200 and shows them in place.
+        return render(request, f"dashboard/partials/{which}_form.html", context)
+    return render(request, "dashboard/settings.html", context, status=400 if which and not saved else 200)
