@@ -1,0 +1,62 @@
+"""Turns the annotation page's POST into the arguments of annotation.services.annotation_save.
+
+Only shape: anything that is not a whole number is passed through as given, so the service names the problem.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import QueryDict
+
+from projects.models import Criterion, Project, Response
+
+
+def _maybe_int(raw: str | None) -> Any:
+    if raw is None:
+        return None
+    raw = raw.strip()
+    if raw == "":
+        return ""
+    try:
+        return int(raw)
+    except ValueError:
+        return raw
+
+
+def annotation_post_parse(
+    *, data: QueryDict, project: Project, responses: list[Response], criteria: list[Criterion]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(arguments for annotation_save, what to show again in the form if the save is refused)."""
+    arguments: dict[str, Any] = {
+        "client_token": data.get("client_token") or None,
+        "time_spent_ms": _maybe_int(data.get("time_spent_ms")) or 0,
+        "accepted": data.get("accepted") in {"1", "true", "on"},
+        "reason": "resolution" if data.get("stage") == "resolution" else "save",
+    }
+    posted: dict[str, Any] = {"values": {}, "accepted": arguments["accepted"]}
+    if project.mode == Project.Mode.IFS:
+        values = []
+        for response in responses:
+            for criterion in criteria:
+                key = f"{response.position}-{criterion.pk}"
+                if f"mu-{key}" not in data and f"nu-{key}" not in data:
+                    continue
+                mu, nu = _maybe_int(data.get(f"mu-{key}")), _maybe_int(data.get(f"nu-{key}"))
+                values.append({"response": response.position, "criterion": criterion.name, "mu": mu, "nu": nu})
+                if isinstance(mu, int) and isinstance(nu, int):
+                    posted["values"][key] = (mu, nu)
+        arguments["values"] = values
+    elif project.mode == Project.Mode.BINARY:
+        arguments["binary_choice"] = _maybe_int(data.get("binary_choice"))
+        if isinstance(arguments["binary_choice"], int):
+            posted["binary_choice"] = arguments["binary_choice"]
+        else:
+            arguments["binary_choice"] = arguments["binary_choice"] or ""
+    else:
+        arguments["likert_value"] = _maybe_int(data.get("likert_value"))
+        if isinstance(arguments["likert_value"], int):
+            posted["likert_value"] = arguments["likert_value"]
+        else:
+            arguments["likert_value"] = arguments["likert_value"] or ""
+    return arguments, posted

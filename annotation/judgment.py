@@ -1,0 +1,98 @@
+"""Pure rules about a judgment: seeded orders, which response a judgment prefers, Accept defaults.
+
+No database access here, so the services, the selectors and the tests share one definition of each rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Mapping, Sequence
+
+from projects.models import PERMILLE, TIE
+
+_SCALE = float(2**64)
+
+# What Accept puts on the sliders when the suggestion carries no (μ, ν) of its own, in per-mille:
+# the preferred response gets strong support, the other strong opposition; on a tie both get moderate
+# support with some hesitation left, so the annotator sees that the LLM did not separate them.
+ACCEPT_DEFAULT_PREFERRED = (800, 100)
+ACCEPT_DEFAULT_OTHER = (100, 800)
+ACCEPT_DEFAULT_TIE = (500, 300)
+
+
+def _uniform(text: str) -> float:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / _SCALE
+
+
+def queue_offset(*, seed: int, annotator_id: int) -> float:
+    """Where this annotator starts on the project's queue-key circle: random per annotator, reproducible."""
+    return _uniform(f"queue-offset:{seed}:{annotator_id}")
+
+
+def response_order_draw(*, seed: int, annotator_id: int, item_id: int, positions: Sequence[int]) -> list[int]:
+    """The left-to-right order of stored positions one annotator sees for one item (seeded, so re-drawable)."""
+    order = sorted(positions)
+    random.Random(f"response-order:{seed}:{annotator_id}:{item_id}").shuffle(order)
+    return order
+
+
+def display_label(index: int) -> str:
+    """A, B, C … for display column ``index``."""
+    return chr(ord("A") + index) if index < 26 else f"R{index + 1}"
+
+
+def preferred_from_scores(scores: Mapping[int, float], tolerance: float) -> int:
+    """Stored position with the highest score, or TIE when the best two are closer than ``tolerance``."""
+    ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
+    if not ranked:
+        return TIE
+    if len(ranked) > 1 and ranked[0][1] - ranked[1][1] < tolerance:
+        return TIE
+    return ranked[0][0]
+
+
+def preferred_from_values(
+    values: Sequence[Mapping[str, object]], criterion_weights: Mapping[str, float], tolerance: float
+) -> int:
+    """IFS: the response with the higher criterion-weighted score S = μ − ν (per-mille converted to [0, 1])."""
+    scores: dict[int, float] = {}
+    for value in values:
+        position = int(value["response"])  # type: ignore[call-overload]
+        weight = criterion_weights.get(str(value["criterion"]), 0.0)
+        mu = int(value["mu"]) / PERMILLE  # type: ignore[call-overload]
+        nu = int(value["nu"]) / PERMILLE  # type: ignore[call-overload]
+        scores[position] = scores.get(position, 0.0) + weight * (mu - nu)
+    return preferred_from_scores(scores, tolerance)
+
+
+def likert_centre(points: int) -> int:
+    return (points + 1) // 2
+
+
+def preferred_from_likert(value: int, points: int) -> int:
+    """Likert is stored with 1 = the response at stored position 0 strongly preferred, ``points`` = position 1."""
+    centre = likert_centre(points)
+    if value < centre:
+        return 0
+    if value > centre:
+        return 1
+    return TIE
+
+
+def likert_for_preferred(preferred: int, points: int) -> int:
+    """A clear but not extreme point for Accept: one step in from the end on the preferred side."""
+    centre = likert_centre(points)
+    step = max(1, centre - 2)
+    if preferred == 0:
+        return centre - step
+    if preferred == 1:
+        return centre + step
+    return centre
+
+
+def likert_display_to_stored(display_point: int, points: int, response_order: Sequence[int]) -> int:
+    """The page draws 1 as "left strongly preferred"; storage uses 1 as "position 0 strongly preferred"."""
+    if list(response_order[:2]) == [0, 1]:
+        return display_point
+    return points + 1 - display_point

@@ -1,0 +1,210 @@
+"""The annotator's page. Thin: selectors read, services write; one view serves the page and its HTMX fragment."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import selectors, services
+from annotation.forms import annotation_post_parse
+from annotation.models import Assignment, SuggestionExposure
+from projects.models import Item, Project
+from projects.selectors import item_get_for_user, project_get_for_annotator
+
+
+def _errors(error: ValidationError) -> dict[str, list[str]]:
+    if hasattr(error, "error_dict"):
+        return {field: [str(m) for m in messages] for field, messages in error.message_dict.items()}
+    return {"__all__": [str(m) for m in error.messages]}
+
+
+def _item_url(project: Project, item: Item, stage: str = "label") -> str:
+    url = reverse("annotate_item", kwargs={"project_id": project.pk, "item_id": item.pk})
+    return f"{url}?stage=resolution" if stage == "resolution" else url
+
+
+def _render_item(
+    request: HttpRequest,
+    *,
+    project: Project,
+    item: Item,
+    assignment: Assignment,
+    stage: str = "label",
+    posted: dict[str, Any] | None = None,
+    errors: dict[str, list[str]] | None = None,
+    accept_values: bool = False,
+    status: int = 200,
+    notice: str = "",
+) -> HttpResponse:
+    context = selectors.annotation_page_context(
+        project=project,
+        item=item,
+        annotator=request.user,
+        assignment=assignment,
+        stage=stage,
+        posted=posted,
+        errors=errors,
+        accept_values=accept_values,
+    )
+    if context["suggestion"] is not None and not accept_values and posted is None:
+        kind = SuggestionExposure.Kind.RESOLUTION if stage == "resolution" else SuggestionExposure.Kind.BEFORE_LABEL
+        services.exposure_record(project=project, item=item, annotator=request.user, kind=kind)
+    context.update(
+        client_token=uuid.uuid4().hex,
+        notice=notice,
+        item_url=_item_url(project, item),
+        progress=selectors.home_progress_for(project=project, annotator=request.user),
+    )
+    template = "annotation/partials/frame.html" if request.htmx else "annotation/page.html"
+    response = render(request, template, context, status=200 if request.htmx else status)
+    if request.htmx:
+        response["HX-Push-Url"] = _item_url(project, item, stage)
+    return response
+
+
+def _render_done(request: HttpRequest, *, project: Project, notice: str = "") -> HttpResponse:
+    context = {
+        "project": project,
+        "notice": notice,
+        "progress": selectors.home_progress_for(project=project, annotator=request.user),
+    }
+    template = "annotation/partials/queue_empty.html" if request.htmx else "annotation/queue_empty.html"
+    response = render(request, template, context)
+    if request.htmx:
+        response["HX-Push-Url"] = reverse("annotate_next", kwargs={"project_id": project.pk})
+    return response
+
+
+def _next(request: HttpRequest, project: Project, notice: str = "") -> HttpResponse:
+    assignment = services.assignment_claim_next(project=project, annotator=request.user)
+    if assignment is None:
+        return _render_done(request, project=project, notice=notice)
+    return _render_item(request, project=project, item=assignment.item, assignment=assignment, notice=notice)
+
+
+@login_required
+@require_GET
+def annotate_next(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = project_get_for_annotator(user=request.user, project_id=project_id)
+    return _next(request, project)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def annotate_item(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
+    project = project_get_for_annotator(user=request.user, project_id=project_id)
+    item = item_get_for_user(user=request.user, project=project, item_id=item_id)
+    try:
+        assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
+    except ValidationError as error:
+        return _next(request, project, notice=" ".join(_errors(error).get("__all__", [])))
+    if request.method == "GET":
+        stage = "resolution" if request.GET.get("stage") == "resolution" else "label"
+        if stage == "resolution" and not selectors.resolution_needed(
+            project=project, item=item, annotator=request.user
+        ):
+            stage = "label"
+        return _render_item(request, project=project, item=item, assignment=assignment, stage=stage)
+
+    responses = list(item.responses.order_by("position"))
+    criteria = list(project.criteria.all())
+    arguments, posted = annotation_post_parse(
+        data=request.POST, project=project, responses=responses, criteria=criteria
+    )
+    stage = "resolution" if arguments["reason"] == "resolution" else "label"
+    try:
+        services.annotation_save(project=project, item=item, annotator=request.user, source="page", **arguments)
+    except ValidationError as error:
+        return _render_item(
+            request,
+            project=project,
+            item=item,
+            assignment=assignment,
+            stage=stage,
+            posted=posted,
+            errors=_errors(error),
+            status=422,
+        )
+    if stage == "label" and selectors.resolution_needed(project=project, item=item, annotator=request.user):
+        if not request.htmx:
+            return redirect(_item_url(project, item, "resolution"))
+        return _render_item(request, project=project, item=item, assignment=assignment, stage="resolution")
+    if not request.htmx:
+        return redirect("annotate_next", project_id=project.pk)
+    return _next(request, project, notice="Saved.")
+
+
+@login_required
+@require_POST
+def annotate_skip(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
+    project = project_get_for_annotator(user=request.user, project_id=project_id)
+    item = item_get_for_user(user=request.user, project=project, item_id=item_id)
+    reason = request.POST.get("skip_reason", "")
+    if reason == "other":
+        reason = request.POST.get("skip_other", "")
+    try:
+        services.assignment_skip(project=project, item=item, annotator=request.user, reason=reason)
+    except ValidationError as error:
+        assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
+        return _render_item(
+            request, project=project, item=item, assignment=assignment, errors=_errors(error), status=422
+        )
+    if not request.htmx:
+        return redirect("annotate_next", project_id=project.pk)
+    return _next(request, project, notice="Skipped.")
+
+
+@login_required
+@require_POST
+def annotate_accept(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
+    """Accept fills the form from the suggestion; the annotator can still adjust before saving."""
+    project = project_get_for_annotator(user=request.user, project_id=project_id)
+    item = item_get_for_user(user=request.user, project=project, item_id=item_id)
+    try:
+        assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
+        services.exposure_record(
+            project=project, item=item, annotator=request.user, kind=SuggestionExposure.Kind.ACCEPT
+        )
+    except ValidationError as error:
+        # No suggestion may be shown here (blind item, after-label mode, none stored): nothing to accept.
+        raise Http404("No suggestion to accept.") from error
+    return _render_item(
+        request,
+        project=project,
+        item=item,
+        assignment=assignment,
+        accept_values=True,
+        notice="Suggestion accepted: adjust the values if you disagree, then save.",
+    )
+
+
+@login_required
+@require_GET
+def annotate_previous(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = project_get_for_annotator(user=request.user, project_id=project_id)
+    before = request.GET.get("before", "")
+    previous = selectors.annotation_previous(
+        project=project, annotator=request.user, before_item_id=int(before) if before.isdigit() else None
+    )
+    if previous is None:
+        if before.isdigit():
+            item = item_get_for_user(user=request.user, project=project, item_id=int(before))
+            try:
+                assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
+            except ValidationError:
+                return _next(request, project, notice="There is no earlier item.")
+            return _render_item(
+                request, project=project, item=item, assignment=assignment, notice="There is no earlier item."
+            )
+        return _next(request, project, notice="There is no earlier item.")
+    if not request.htmx:
+        return redirect(_item_url(project, previous))
+    assignment = services.assignment_claim_item(project=project, item=previous, annotator=request.user)
+    return _render_item(request, project=project, item=previous, assignment=assignment)

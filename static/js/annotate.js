@@ -1,0 +1,188 @@
+/*
+ * The annotation page: live π, the μ + ν ≤ 100 % rule while dragging, keyboard shortcuts, time on item.
+ *
+ * The μ + ν ≤ 100 % rule: when the slider being moved would push μ + ν above 1000 ‰, the OTHER slider of the
+ * pair yields (it is lowered to 1000 − the moved value) and a note under the pair says so. The slider in the
+ * annotator's hand always goes where they put it: refusing the drag would feel broken, and silently clamping the
+ * moved slider would surprise. The server validates again and refuses μ + ν > 1000 ‰ whatever the page sends.
+ *
+ * Values travel as integer per-mille (0..1000); the page shows percent.
+ */
+(function () {
+  "use strict";
+
+  var PERMILLE = 1000;
+  var state = { frame: null, started: 0, visibleMs: 0, lastVisible: 0 };
+
+  function pct(permille) {
+    var value = permille / 10;
+    return (Number.isInteger(value) ? value.toFixed(0) : value.toFixed(1)) + " %";
+  }
+
+  function sliders() {
+    return state.frame ? Array.prototype.slice.call(state.frame.querySelectorAll("input.slider")) : [];
+  }
+
+  function paint(cell) {
+    var mu = parseInt(cell.querySelector("input.mu").value, 10);
+    var nu = parseInt(cell.querySelector("input.nu").value, 10);
+    var pi = Math.max(0, PERMILLE - mu - nu);
+    cell.querySelector(".mu-out").textContent = pct(mu);
+    cell.querySelector(".nu-out").textContent = pct(nu);
+    cell.querySelector(".pi-out").textContent = pct(pi);
+    cell.querySelector(".bar-mu").style.width = mu / 10 + "%";
+    cell.querySelector(".bar-pi").style.width = pi / 10 + "%";
+    cell.querySelector(".bar-nu").style.width = nu / 10 + "%";
+  }
+
+  // The other slider yields: see the comment at the top of this file.
+  function keepWithinOne(moved) {
+    var cell = moved.closest("fieldset.ifs");
+    var other = cell.querySelector(moved.classList.contains("mu") ? "input.nu" : "input.mu");
+    var movedValue = parseInt(moved.value, 10);
+    var otherValue = parseInt(other.value, 10);
+    var note = cell.querySelector(".yield-note");
+    if (movedValue + otherValue > PERMILLE) {
+      var yielded = PERMILLE - movedValue;
+      other.step = yielded % 10 === 0 ? "10" : "1";
+      other.value = String(yielded);
+      var movedName = moved.classList.contains("mu") ? "μ" : "ν";
+      var otherName = moved.classList.contains("mu") ? "ν" : "μ";
+      note.textContent =
+        otherName + " lowered to " + pct(yielded) + " so that μ + ν stays at most 100 % (you raised " + movedName + ").";
+      note.classList.add("shown");
+    } else if (note.classList.contains("shown") && movedValue + otherValue < PERMILLE) {
+      note.classList.remove("shown");
+      note.textContent = "";
+    }
+    paint(cell);
+  }
+
+  function focusSlider(delta) {
+    var all = sliders();
+    if (!all.length) return;
+    var index = all.indexOf(document.activeElement);
+    var next = index === -1 ? (delta > 0 ? 0 : all.length - 1) : (index + delta + all.length) % all.length;
+    all[next].focus();
+  }
+
+  function nudge(slider, amount) {
+    var value = Math.min(PERMILLE, Math.max(0, parseInt(slider.value, 10) + amount));
+    slider.step = value % 10 === 0 ? "10" : "1";
+    slider.value = String(value);
+    keepWithinOne(slider);
+  }
+
+  function elapsedMs() {
+    var total = state.visibleMs;
+    if (state.lastVisible) total += performance.now() - state.lastVisible;
+    return Math.round(total);
+  }
+
+  function toggle(panelId, focusSelector) {
+    var panel = document.getElementById(panelId);
+    if (!panel) return;
+    panel.hidden = !panel.hidden;
+    if (!panel.hidden && focusSelector) {
+      var target = panel.querySelector(focusSelector);
+      if (target) target.focus();
+    }
+  }
+
+  function click(id) {
+    var element = document.getElementById(id);
+    if (element) element.click();
+    return Boolean(element);
+  }
+
+  function submitSave() {
+    var form = document.getElementById("annotate-form");
+    if (form) form.requestSubmit();
+  }
+
+  function onKey(event) {
+    if (!state.frame || event.defaultPrevented || event.altKey || event.metaKey) return;
+    var target = event.target;
+    var typing = target.matches && target.matches("input[type=text], textarea, select");
+    if (event.ctrlKey && event.key === "Enter") {
+      event.preventDefault();
+      submitSave();
+      return;
+    }
+    if (event.key === "Escape") {
+      ["help-panel", "skip-panel"].forEach(function (id) {
+        var panel = document.getElementById(id);
+        if (panel) panel.hidden = true;
+      });
+      return;
+    }
+    if (typing || event.ctrlKey) return;
+    var isSlider = target.classList && target.classList.contains("slider");
+    if (isSlider && (event.key === "ArrowLeft" || event.key === "ArrowRight" || event.key === "ArrowUp" || event.key === "ArrowDown")) {
+      // Our own step so Shift gives 10 % and the yield rule runs on every press.
+      event.preventDefault();
+      var up = event.key === "ArrowRight" || event.key === "ArrowUp";
+      nudge(target, (up ? 1 : -1) * (event.shiftKey ? 100 : 10));
+      return;
+    }
+    if (isSlider && (event.key === "Home" || event.key === "End")) {
+      event.preventDefault();
+      nudge(target, event.key === "Home" ? -PERMILLE : PERMILLE);
+      return;
+    }
+    var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    if (key === "j") { event.preventDefault(); focusSlider(1); }
+    else if (key === "k") { event.preventDefault(); focusSlider(-1); }
+    else if (key === "s") { event.preventDefault(); submitSave(); }
+    else if (key === "x") { event.preventDefault(); toggle("skip-panel", "select"); }
+    else if (key === "p") { event.preventDefault(); click("previous-link"); }
+    else if (key === "a") { event.preventDefault(); click("accept-button"); }
+    else if (key === "n") { event.preventDefault(); click("keep-label"); }
+    else if (key === "?") { event.preventDefault(); toggle("help-panel"); }
+    else if (/^[0-9]$/.test(key)) {
+      var radio = state.frame.querySelector('input[type=radio][data-key="' + key + '"]');
+      if (radio) { event.preventDefault(); radio.checked = true; radio.focus(); }
+    }
+  }
+
+  function init() {
+    var frame = document.getElementById("annotate-frame");
+    if (!frame || frame.dataset.ready) return;
+    frame.dataset.ready = "1";
+    state.frame = frame;
+    state.visibleMs = 0;
+    state.lastVisible = document.visibilityState === "visible" ? performance.now() : 0;
+
+    frame.querySelectorAll("fieldset.ifs").forEach(paint);
+    frame.addEventListener("input", function (event) {
+      if (event.target.classList.contains("slider")) keepWithinOne(event.target);
+    });
+    var form = document.getElementById("annotate-form");
+    if (form) {
+      // htmx serialises the form after the submit event, so the time is in place for both paths.
+      form.addEventListener("submit", function () {
+        form.querySelector("input[name=time_spent_ms]").value = String(elapsedMs());
+      });
+    }
+    var skipToggle = document.getElementById("skip-toggle");
+    if (skipToggle) skipToggle.addEventListener("click", function () { toggle("skip-panel", "select"); });
+    var helpToggle = document.getElementById("help-toggle");
+    if (helpToggle) helpToggle.addEventListener("click", function () { toggle("help-panel"); });
+    var first = sliders()[0] || frame.querySelector("input[type=radio]");
+    if (first) first.focus({ preventScroll: true });
+  }
+
+  // Time on item counts only while the tab is visible.
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "visible") {
+      state.lastVisible = performance.now();
+    } else if (state.lastVisible) {
+      state.visibleMs += performance.now() - state.lastVisible;
+      state.lastVisible = 0;
+    }
+  });
+  document.addEventListener("keydown", onKey);
+  document.addEventListener("DOMContentLoaded", init);
+  document.addEventListener("htmx:afterSettle", init);
+  if (document.readyState !== "loading") init();
+})();
