@@ -1,0 +1,286 @@
+"""Handing the remaining items to the LLM, on evidence that the suggestion did not anchor: blind agreement only.
+
+Rules (Project.handoff_rule), both needing at least ``handoff_minimum_blind_comparisons`` blind comparisons:
+- ``point``: blind agreement ≥ ``handoff_agreement_threshold``;
+- ``lower_bound`` (stricter): the lower end of its 95 % Wilson interval ≥ the threshold.
+
+Every item still short of its overlap stops being served. One without any human label gets an ItemAggregate with
+provenance ``model_handoff`` built from its suggestion: from the suggestion's (μ, ν) per response when it has them,
+else from the documented defaults below. A partly labelled item keeps its human aggregate (human labels always win).
+Undo deletes exactly the ``model_handoff`` aggregates, and the annotation queue serves items again (it only serves
+projects that are collecting).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from aggregation.dispatch import on_annotations_changed
+from aggregation.ifs import preferred_response
+from aggregation.models import HandoffDecision, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
+from aggregation.suggestion_figures import comparisons_load, wilson_interval
+from projects.models import PERMILLE, TIE, Item, Project, Suggestion
+
+# A suggestion without (μ, ν) states a preference but no uncertainty. Handed-off aggregates then use these values
+# (floats in [0, 1]): the preferred response (μ, ν) = (0.75, 0.05), every other (0.05, 0.75), a tie (0.4, 0.4).
+# Hesitation π = 0.2 everywhere: a bare model label is not treated as certain, and p(best ≻ worst) = 0.85.
+DEFAULT_PREFERRED = (0.75, 0.05)
+DEFAULT_OTHER = (0.05, 0.75)
+DEFAULT_TIE = (0.4, 0.4)
+
+
+def _rule_text(project: Project) -> str:
+    if project.handoff_rule == Project.HandoffRule.LOWER_BOUND:
+        return f"lower 95 % bound of blind agreement ≥ {project.handoff_agreement_threshold:.0%}"
+    return f"blind agreement ≥ {project.handoff_agreement_threshold:.0%}"
+
+
+def handoff_evaluation(*, project: Project, blind: dict[str, Any]) -> dict[str, Any]:
+    """Whether the project may hand off, from the blind agreement figure {"value", "n", "ci"}, with the reason."""
+    n = int(blind.get("n") or 0)
+    value = blind.get("value")
+    ci = blind.get("ci")
+    minimum = project.handoff_minimum_blind_comparisons
+    threshold = project.handoff_agreement_threshold
+    lower_bound_rule = project.handoff_rule == Project.HandoffRule.LOWER_BOUND
+    measured = (ci[0] if ci else None) if lower_bound_rule else value
+    measured_name = "the lower 95 % bound of blind agreement" if lower_bound_rule else "blind agreement"
+    if n < minimum:
+        eligible = False
+        fired = "minimum_blind_comparisons"
+        explanation = (
+            f"Not eligible: {n} blind comparison{'s' if n != 1 else ''}, the project needs at least {minimum} "
+            f"({minimum - n} more) before any handoff, whatever the agreement."
+        )
+    elif measured is None or measured < threshold:
+        eligible = False
+        fired = project.handoff_rule
+        shown_value = "undefined" if measured is None else f"{measured:.1%}"
+        explanation = f"Not eligible: {measured_name} is {shown_value}, below the threshold of {threshold:.0%}."
+    else:
+        eligible = True
+        fired = project.handoff_rule
+        explanation = (
+            f"Eligible: {measured_name} is {measured:.1%} on {n} blind comparisons "
+            f"(threshold {threshold:.0%}, minimum {minimum})."
+        )
+    return {
+        "eligible": eligible,
+        "rule": project.handoff_rule,
+        "rule_text": _rule_text(project),
+        "fired": fired,
+        "threshold": threshold,
+        "minimum": minimum,
+        "trigger": project.handoff_trigger,
+        "blind": {"value": value, "n": n, "ci": ci},
+        "measured": measured,
+        "explanation": explanation,
+        "phase": project.phase,
+        "evaluated_at": timezone.now().isoformat(),
+    }
+
+
+def _fresh_evaluation(project: Project) -> dict[str, Any]:
+    comparisons = comparisons_load(project=project)
+    blind = ~comparisons.shown
+    k, n = int((comparisons.match & blind).sum()), int(blind.sum())
+    ci = wilson_interval(k, n)
+    return handoff_evaluation(
+        project=project, blind={"value": k / n if n else None, "n": n, "ci": list(ci) if ci else None}
+    )
+
+
+def _store_evaluation(project: Project, evaluation: dict[str, Any]) -> None:
+    aggregate, _ = ProjectAggregate.objects.get_or_create(project=project)
+    aggregate = ProjectAggregate.objects.select_for_update().get(pk=aggregate.pk)
+    aggregate.suggestions = {**(aggregate.suggestions or {}), "handoff": evaluation}
+    aggregate.save(update_fields=["suggestions"])
+
+
+@transaction.atomic
+def handoff_evaluate(*, project_id: int) -> dict[str, Any] | None:
+    """Re-evaluate the handoff rule from the stored blind figures; record a decision when eligibility changes;
+    hand off by itself when the project's trigger is automatic (but never again right after a lead's undo)."""
+    project = Project.objects.select_for_update().filter(pk=project_id).first()
+    if project is None:
+        return None
+    aggregate = ProjectAggregate.objects.filter(project=project).first()
+    blind = ((aggregate.suggestions if aggregate else {}) or {}).get("blind", {}).get("agreement")
+    evaluation = _fresh_evaluation(project) if blind is None else handoff_evaluation(project=project, blind=blind)
+    _store_evaluation(project, evaluation)
+
+    last_state = (
+        HandoffDecision.objects.filter(
+            project=project, action__in=[HandoffDecision.Action.ELIGIBLE, HandoffDecision.Action.NOT_ELIGIBLE]
+        )
+        .values_list("action", flat=True)
+        .first()
+    )
+    was_eligible = last_state == HandoffDecision.Action.ELIGIBLE
+    if evaluation["eligible"] != was_eligible:
+        HandoffDecision.objects.create(
+            project=project,
+            action=HandoffDecision.Action.ELIGIBLE if evaluation["eligible"] else HandoffDecision.Action.NOT_ELIGIBLE,
+            rule=project.handoff_rule,
+            explanation=evaluation["explanation"],
+            figures=evaluation,
+        )
+    latest = HandoffDecision.objects.filter(project=project).values_list("action", flat=True).first()
+    if (
+        evaluation["eligible"]
+        and project.handoff_trigger == Project.HandoffTrigger.AUTOMATIC
+        and project.phase == Project.Phase.COLLECTING
+        and latest != HandoffDecision.Action.UNDONE
+    ):
+        handoff_apply(project=project, user=None)
+        evaluation = {**evaluation, "phase": Project.Phase.HANDED_OFF}
+        _store_evaluation(project, evaluation)
+    return evaluation
+
+
+def _handoff_values(
+    preferred: int, n_responses: int, stored: dict[int, tuple[int, int]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(μ, ν) floats per position: the suggestion's own values when complete, else the documented defaults."""
+    if stored and len(stored) == n_responses:
+        mu = np.array([stored[p][0] / PERMILLE for p in range(n_responses)])
+        nu = np.array([stored[p][1] / PERMILLE for p in range(n_responses)])
+        return mu, nu
+    if preferred == TIE:
+        return np.full(n_responses, DEFAULT_TIE[0]), np.full(n_responses, DEFAULT_TIE[1])
+    mu = np.full(n_responses, DEFAULT_OTHER[0])
+    nu = np.full(n_responses, DEFAULT_OTHER[1])
+    mu[preferred], nu[preferred] = DEFAULT_PREFERRED
+    return mu, nu
+
+
+@transaction.atomic
+def handoff_apply(*, project: Project, user: User | None = None) -> HandoffDecision:
+    """Hand the items still short of their overlap, with an ok suggestion, to the LLM and stop serving items."""
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    if project.phase != Project.Phase.COLLECTING:
+        raise ValidationError({"phase": f"The project is {project.get_phase_display().lower()}, not collecting."})
+    evaluation = _fresh_evaluation(project)
+    if not evaluation["eligible"]:
+        raise ValidationError({"handoff": f"Handoff refused. {evaluation['explanation']}"})
+
+    short = Item.objects.filter(
+        project=project, annotation_count__lt=F("project__overlap"), suggestion__status=Suggestion.Status.OK
+    )
+    # Human labels always win (the aggregation engine rebuilds a human aggregate for any labelled item), so a
+    # partly labelled item keeps its human aggregate; it only stops being served, like every other item.
+    partly_labelled = short.filter(annotation_count__gt=0).count()
+    items = list(
+        short.filter(annotation_count=0)
+        .select_related("suggestion")
+        .prefetch_related("responses", "suggestion__values")
+        .order_by("id")
+    )
+    item_ids = [item.pk for item in items]
+    ResponseAggregate.objects.filter(item_id__in=item_ids).delete()
+    ItemAggregate.objects.filter(item_id__in=item_ids).delete()
+    now = timezone.now()
+    item_rows: list[ItemAggregate] = []
+    response_rows: list[ResponseAggregate] = []
+    for item in items:
+        responses = sorted(item.responses.all(), key=lambda r: r.position)
+        if len(responses) < 2:
+            continue
+        suggestion = item.suggestion
+        by_response = {v.response_id: (v.mu, v.nu) for v in suggestion.values.all()}
+        stored = {r.position: by_response[r.pk] for r in responses if r.pk in by_response}
+        preferred = TIE if suggestion.preferred_position is None else suggestion.preferred_position
+        mu, nu = _handoff_values(preferred, len(responses), stored)
+        scores = mu - nu
+        order = np.lexsort((-(mu + nu), -scores))
+        best_index, worst_index = int(order[0]), int(order[-1])
+        best = int(preferred_response(scores[None, :], tolerance=project.tie_tolerance, axis=1)[0])
+        margin = float(scores[best_index] - scores[worst_index])
+        item_rows.append(
+            ItemAggregate(
+                project=project,
+                item=item,
+                provenance=Provenance.MODEL_HANDOFF,
+                operator=project.aggregation_operator,
+                best_position=best,
+                worst_position=TIE if best == TIE else worst_index,
+                p_best=0.5 + margin / 4,
+                margin=margin,
+                hesitation=float(np.mean(1 - mu - nu)),
+                agreement=None,
+                signed_preference=float((scores[0] - scores[1]) / 2),
+                n_annotators=0,
+                source_updated_at=None,
+                computed_at=now,
+            )
+        )
+        response_rows.extend(
+            ResponseAggregate(
+                item=item,
+                response=response,
+                criterion=None,
+                operator=project.aggregation_operator,
+                mu=float(mu[index]),
+                nu=float(nu[index]),
+            )
+            for index, response in enumerate(responses)
+        )
+    ItemAggregate.objects.bulk_create(item_rows, batch_size=2000)
+    ResponseAggregate.objects.bulk_create(response_rows, batch_size=2000)
+    project.phase = Project.Phase.HANDED_OFF
+    project.save(update_fields=["phase", "updated_at"])
+    decision = HandoffDecision.objects.create(
+        project=project,
+        action=HandoffDecision.Action.HANDED_OFF,
+        rule=project.handoff_rule,
+        explanation=(
+            f"{len(item_rows)} item{'s' if len(item_rows) != 1 else ''} handed to the LLM "
+            f"({'automatically' if user is None else 'by a lead'}); {partly_labelled} partly labelled item"
+            f"{'s' if partly_labelled != 1 else ''} keep their human aggregate. {evaluation['explanation']}"
+        ),
+        figures=evaluation,
+        items_affected=len(item_rows),
+        decided_by=user,
+    )
+    _store_evaluation(project, {**evaluation, "phase": project.phase})
+    return decision
+
+
+@transaction.atomic
+def handoff_undo(*, project: Project, user: User | None) -> HandoffDecision:
+    """Remove every model_handoff aggregate and resume labelling where it stopped."""
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    if project.phase != Project.Phase.HANDED_OFF:
+        raise ValidationError({"phase": "The project is not handed off: there is nothing to undo."})
+    handed = ItemAggregate.objects.filter(project=project, provenance=Provenance.MODEL_HANDOFF)
+    item_ids = list(handed.values_list("item_id", flat=True))
+    ResponseAggregate.objects.filter(item_id__in=item_ids).delete()
+    handed.delete()
+    project.phase = Project.Phase.COLLECTING
+    project.save(update_fields=["phase", "updated_at"])
+    labelled = list(Item.objects.filter(pk__in=item_ids, annotation_count__gt=0).values_list("id", flat=True))
+    if labelled:
+        on_annotations_changed(project_id=project.pk, item_ids=labelled)
+    decision = HandoffDecision.objects.create(
+        project=project,
+        action=HandoffDecision.Action.UNDONE,
+        rule=project.handoff_rule,
+        explanation=(
+            f"Handoff undone: {len(item_ids)} model aggregate{'s' if len(item_ids) != 1 else ''} removed; "
+            "labelling resumes."
+        ),
+        figures={"items": len(item_ids)},
+        items_affected=len(item_ids),
+        decided_by=user,
+    )
+    aggregate = ProjectAggregate.objects.filter(project=project).first()
+    if aggregate and "handoff" in (aggregate.suggestions or {}):
+        _store_evaluation(project, {**aggregate.suggestions["handoff"], "phase": project.phase})
+    return decision

@@ -1,0 +1,288 @@
+"""Human-vs-LLM comparisons and the suggestion figures of a project (ProjectAggregate.suggestions; its one writer).
+
+A comparison is one annotation of an item that has an ok suggestion: does the annotator's preferred response match
+the LLM's? IFS: the response with the higher criterion-weighted S = μ−ν, a tie when the top two differ by less
+than the project's tie tolerance; binary: their choice; Likert: their side of the centre (the centre is a tie).
+A comparison is *blind* when the annotation had no suggestion exposure before it was saved (the annotation services
+keep ``Annotation.suggestion_shown``: any save or revision after an exposure makes it shown for good).
+
+Everything is read in bulk, one query per table, and computed with numpy over the whole project.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from aggregation import agreement
+from aggregation.ifs import UNDEFINED, preferred_response
+from aggregation.models import AnnotatorAggregate, ProjectAggregate
+from annotation.models import Annotation, JudgmentValue
+from projects.models import PERMILLE, TIE, Project, Suggestion
+
+# DESIGN.md: the gap is reported only when both sides have at least this many comparisons.
+GAP_MINIMUM_PER_SIDE = 5
+BOOTSTRAP_REPLICATES = 2000
+_Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class Comparisons:
+    """One row per annotation of an item with an ok suggestion and a defined human preference."""
+
+    item_ids: np.ndarray
+    annotator_ids: np.ndarray
+    human: np.ndarray  # preferred stored position or TIE
+    llm: np.ndarray
+    shown: np.ndarray  # bool
+    accepted: np.ndarray  # bool
+    undefined: int  # annotations whose preference could not be read (incomplete values)
+
+    @property
+    def match(self) -> np.ndarray:
+        return self.human == self.llm
+
+    def __len__(self) -> int:
+        return int(self.human.size)
+
+
+def _empty_comparisons(undefined: int = 0) -> Comparisons:
+    empty_int = np.zeros(0, dtype=np.int64)
+    empty_bool = np.zeros(0, dtype=bool)
+    return Comparisons(empty_int, empty_int, empty_int, empty_int, empty_bool, empty_bool, undefined)
+
+
+def likert_preference(values: np.ndarray, points: int) -> np.ndarray:
+    """Likert 1..k (1 = position 0 strongly preferred) → preferred position 0 or 1, TIE at the centre."""
+    centre = (points + 1) / 2
+    return np.where(values < centre, 0, np.where(values > centre, 1, TIE)).astype(np.int64)
+
+
+def comparisons_load(*, project: Project) -> Comparisons:
+    """Read the project's suggestions, annotations and (for IFS) judgment values in bulk and compare them."""
+    suggestions = dict(
+        Suggestion.objects.filter(item__project=project, status=Suggestion.Status.OK).values_list(
+            "item_id", "preferred_position"
+        )
+    )
+    if not suggestions:
+        return _empty_comparisons()
+    rows = list(
+        Annotation.objects.filter(project=project, item_id__in=list(suggestions))
+        .values_list(
+            "id",
+            "item_id",
+            "annotator_id",
+            "mode",
+            "binary_choice",
+            "likert_value",
+            "response_order",
+            "suggestion_shown",
+            "accepted_suggestion",
+        )
+        .order_by("id")
+    )
+    if not rows:
+        return _empty_comparisons()
+    n = len(rows)
+    annotation_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    item_ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+    annotator_ids = np.fromiter((r[2] for r in rows), dtype=np.int64, count=n)
+    modes = np.array([r[3] for r in rows])
+    human = np.full(n, UNDEFINED, dtype=np.int64)
+
+    binary = modes == Project.Mode.BINARY
+    choices = np.array([UNDEFINED if r[4] is None else r[4] for r in rows], dtype=np.int64)
+    human[binary] = choices[binary]
+
+    likert = modes == Project.Mode.LIKERT
+    if likert.any():
+        values = np.array([0 if r[5] is None else r[5] for r in rows], dtype=np.int64)
+        readable = likert & (values > 0)
+        human[readable] = likert_preference(values[readable], project.likert_points)
+
+    ifs = modes == Project.Mode.IFS
+    if ifs.any():
+        human[ifs] = _ifs_preferences(
+            project=project,
+            annotation_ids=annotation_ids[ifs],
+            n_responses=np.array([len(r[6] or ()) for r in rows], dtype=np.int64)[ifs],
+        )
+
+    defined = human != UNDEFINED
+    llm = np.fromiter((suggestions[i] for i in item_ids), dtype=np.int64, count=n)
+    shown = np.fromiter((bool(r[7]) for r in rows), dtype=bool, count=n)
+    accepted = np.fromiter((bool(r[8]) for r in rows), dtype=bool, count=n)
+    return Comparisons(
+        item_ids=item_ids[defined],
+        annotator_ids=annotator_ids[defined],
+        human=human[defined],
+        llm=llm[defined],
+        shown=shown[defined],
+        accepted=accepted[defined],
+        undefined=int((~defined).sum()),
+    )
+
+
+def _ifs_preferences(*, project: Project, annotation_ids: np.ndarray, n_responses: np.ndarray) -> np.ndarray:
+    """Preferred position per IFS annotation from the criterion-weighted S; UNDEFINED if any value is missing."""
+    weights = dict(project.criteria.values_list("id", "weight"))
+    values = np.array(
+        list(
+            JudgmentValue.objects.filter(annotation__project=project, annotation_id__in=annotation_ids.tolist())
+            .values_list("annotation_id", "response__position", "criterion_id", "mu", "nu")
+            .order_by()
+        ),
+        dtype=np.float64,
+    ).reshape(-1, 5)
+    n = annotation_ids.size
+    width = max(2, int(n_responses.max(initial=2)), int(values[:, 1].max(initial=0)) + 1)
+    row_of = {int(a): i for i, a in enumerate(annotation_ids)}
+    rows = np.fromiter((row_of[int(a)] for a in values[:, 0]), dtype=np.int64, count=values.shape[0])
+    positions = values[:, 1].astype(np.int64)
+    criterion_weight = np.fromiter((weights.get(int(c), 0.0) for c in values[:, 2]), dtype=np.float64)
+    scores = np.zeros((n, width))
+    cells = np.zeros((n, width))
+    np.add.at(scores, (rows, positions), criterion_weight * (values[:, 3] - values[:, 4]) / PERMILLE)
+    np.add.at(cells, (rows, positions), 1.0)
+    exists = np.arange(width)[None, :] < np.maximum(n_responses, 2)[:, None]
+    complete = cells >= len(weights)
+    scores = np.where(exists & complete, scores, np.nan)
+    # Positions an item does not have are never preferred; a missing value of an existing response is undefined.
+    scores = np.where(exists, scores, -np.inf)
+    return preferred_response(scores, tolerance=project.tie_tolerance, axis=1)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Figures (pure functions of Comparisons)
+
+
+def wilson_interval(successes: int, n: int) -> tuple[float, float] | None:
+    """95 % Wilson score interval of a proportion; None without data."""
+    if n <= 0:
+        return None
+    p = successes / n
+    z2 = _Z95 * _Z95
+    denominator = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denominator
+    half = _Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def proportion_figure(successes: int, n: int) -> dict[str, Any]:
+    ci = wilson_interval(successes, n)
+    return {"value": successes / n if n else None, "n": int(n), "ci": list(ci) if ci else None}
+
+
+def anchoring_gap_figure(comparisons: Comparisons, *, seed: int) -> dict[str, Any]:
+    """Shown − blind agreement with a percentile bootstrap interval over items (both sides resampled together)."""
+    shown, match = comparisons.shown, comparisons.match
+    n_blind, n_shown = int((~shown).sum()), int(shown.sum())
+    needed = {
+        "blind": max(0, GAP_MINIMUM_PER_SIDE - n_blind),
+        "shown": max(0, GAP_MINIMUM_PER_SIDE - n_shown),
+    }
+    figure: dict[str, Any] = {"value": None, "n": n_blind + n_shown, "ci": None, "needed": needed}
+    if needed["blind"] or needed["shown"]:
+        return figure
+    items, item_index = np.unique(comparisons.item_ids, return_inverse=True)
+    # Per item: blind matches, blind count, shown matches, shown count.
+    per_item = np.zeros((items.size, 4))
+    np.add.at(per_item[:, 0], item_index, (match & ~shown).astype(float))
+    np.add.at(per_item[:, 1], item_index, (~shown).astype(float))
+    np.add.at(per_item[:, 2], item_index, (match & shown).astype(float))
+    np.add.at(per_item[:, 3], item_index, shown.astype(float))
+
+    def gap(sums: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return sums[..., 2] / sums[..., 3] - sums[..., 0] / sums[..., 1]
+
+    figure["value"] = float(gap(per_item.sum(axis=0)))
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, items.size, size=(BOOTSTRAP_REPLICATES, items.size))
+    counts = np.zeros((BOOTSTRAP_REPLICATES, items.size))
+    np.add.at(counts, (np.repeat(np.arange(BOOTSTRAP_REPLICATES), items.size), draws.ravel()), 1.0)
+    replicates = gap(counts @ per_item)
+    replicates = replicates[np.isfinite(replicates)]
+    if replicates.size:
+        low, high = np.quantile(replicates, [0.025, 0.975])
+        figure["ci"] = [float(low), float(high)]
+    return figure
+
+
+def human_human_figure(comparisons: Comparisons, side: np.ndarray, *, seed: int) -> dict[str, Any]:
+    """Pairwise agreement of annotators' preferred responses on the same items, on one side (blind or shown)."""
+    if not side.any():
+        return {"value": None, "n": 0, "ci": None}
+    items, item_index = np.unique(comparisons.item_ids[side], return_inverse=True)
+    annotators, annotator_index = np.unique(comparisons.annotator_ids[side], return_inverse=True)
+    labels = np.full((items.size, annotators.size), np.nan)
+    labels[item_index, annotator_index] = comparisons.human[side]
+    estimate = agreement.pairwise_agreement(labels, ~np.isnan(labels), with_ties=True, n_boot=1000, seed=seed)
+    return estimate.as_dict()
+
+
+def per_annotator_figures(comparisons: Comparisons) -> dict[str, dict[str, Any]]:
+    blind = ~comparisons.shown
+    annotators, index = np.unique(comparisons.annotator_ids[blind], return_inverse=True)
+    n = np.bincount(index, minlength=annotators.size)
+    k = np.bincount(index, weights=comparisons.match[blind].astype(float), minlength=annotators.size)
+    return {
+        str(int(a)): {"blind_agreement": float(k[i] / n[i]), "blind_n": int(n[i])} for i, a in enumerate(annotators)
+    }
+
+
+def suggestion_figures_compute(comparisons: Comparisons, *, seed: int) -> dict[str, Any]:
+    """Every suggestion figure except the handoff evaluation (which handoff_evaluate adds)."""
+    match, shown = comparisons.match, comparisons.shown
+    blind = ~shown
+    n_shown = int(shown.sum())
+    accepted = int(comparisons.accepted.sum())
+    return {
+        "blind": {"agreement": proportion_figure(int((match & blind).sum()), int(blind.sum()))},
+        "shown": {"agreement": proportion_figure(int((match & shown).sum()), n_shown)},
+        "anchoring_gap": anchoring_gap_figure(comparisons, seed=seed),
+        "accept": {"count": accepted, "rate": accepted / n_shown if n_shown else None},
+        "human_human": {
+            "blind": human_human_figure(comparisons, blind, seed=seed),
+            "shown": human_human_figure(comparisons, shown, seed=seed),
+        },
+        "per_annotator": per_annotator_figures(comparisons),
+        "comparisons": {"total": len(comparisons), "unreadable": comparisons.undefined},
+    }
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The writer
+
+
+@transaction.atomic
+def suggestion_figures_recompute(*, project_id: int) -> dict[str, Any]:
+    """Recompute and store ProjectAggregate.suggestions (keeping the last handoff evaluation) and the blind
+    agreement of each AnnotatorAggregate row. Idempotent; called by the debounced project task."""
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return {}
+    figures = suggestion_figures_compute(comparisons_load(project=project), seed=project.seed)
+    aggregate, _ = ProjectAggregate.objects.get_or_create(project=project)
+    aggregate = ProjectAggregate.objects.select_for_update().get(pk=aggregate.pk)
+    if "handoff" in (aggregate.suggestions or {}):
+        figures["handoff"] = aggregate.suggestions["handoff"]
+    aggregate.suggestions = figures
+    aggregate.suggestions_computed_at = timezone.now()
+    aggregate.save(update_fields=["suggestions", "suggestions_computed_at"])
+
+    per_annotator = figures["per_annotator"]
+    rows = list(AnnotatorAggregate.objects.filter(project=project).only("id", "annotator_id"))
+    for row in rows:
+        mine = per_annotator.get(str(row.annotator_id))
+        row.blind_agreement = mine["blind_agreement"] if mine else None
+        row.blind_n = mine["blind_n"] if mine else 0
+    if rows:
+        AnnotatorAggregate.objects.bulk_update(rows, ["blind_agreement", "blind_n"])
+    return figures

@@ -1,0 +1,137 @@
+"""Reads for the lead's suggestion card: stored figures only, a fixed number of queries whatever the project size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count, Q
+
+from aggregation.models import HandoffDecision, ItemAggregate, ProjectAggregate, Provenance
+from projects.llm import llm_config_for
+from projects.models import Item, Job, Project, Suggestion
+from projects.selectors import project_get_for_lead
+
+AnyUser = AbstractBaseUser | AnonymousUser
+
+# A gap this large (or an interval wholly above 0) means the shown figure is not the model's accuracy.
+LARGE_GAP = 0.1
+RECENT_DECISIONS = 5
+
+# Interval plot geometry (viewBox units).
+PLOT_WIDTH = 360
+PLOT_LEFT = 96
+PLOT_RIGHT = 12
+PLOT_ROW = 22
+
+
+def _figure(raw: Any) -> dict[str, Any]:
+    raw = raw if isinstance(raw, dict) else {}
+    ci = raw.get("ci") if isinstance(raw.get("ci"), list | tuple) and len(raw.get("ci") or ()) == 2 else None
+    return {
+        "value": raw.get("value"),
+        "n": raw.get("n") or 0,
+        "low": ci[0] if ci else None,
+        "high": ci[1] if ci else None,
+        "needed": raw.get("needed") or {},
+    }
+
+
+def _x(value: float) -> float:
+    return round(PLOT_LEFT + max(0.0, min(1.0, value)) * (PLOT_WIDTH - PLOT_LEFT - PLOT_RIGHT), 1)
+
+
+def _plot(rows: list[tuple[str, str, dict[str, Any]]], threshold: float) -> dict[str, Any]:
+    drawn = []
+    for index, (label, css, figure) in enumerate(rows):
+        y = PLOT_ROW * index + PLOT_ROW // 2 + 4
+        drawn.append(
+            {
+                "label": label,
+                "css": css,
+                "y": y,
+                "text_y": y + 4,
+                "has_value": figure["value"] is not None,
+                "x": _x(figure["value"]) if figure["value"] is not None else None,
+                "x_low": _x(figure["low"]) if figure["low"] is not None else None,
+                "x_high": _x(figure["high"]) if figure["high"] is not None else None,
+            }
+        )
+    height = PLOT_ROW * len(rows) + 22
+    return {
+        "rows": drawn,
+        "width": PLOT_WIDTH,
+        "height": height,
+        "axis_y": height - 16,
+        "label_y": height - 3,
+        "x0": _x(0.0),
+        "x50": _x(0.5),
+        "x1": _x(1.0),
+        "threshold_x": _x(threshold),
+    }
+
+
+def suggestion_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]:
+    """Everything the card shows, for a lead of the project (Http404 for anyone else)."""
+    project: Project = project_get_for_lead(user=user, project_id=project_id)
+    aggregate = ProjectAggregate.objects.filter(project=project).only("suggestions", "suggestions_computed_at").first()
+    stored: dict[str, Any] = (aggregate.suggestions if aggregate else None) or {}
+    counts = Item.objects.filter(project=project).aggregate(
+        items=Count("id"),
+        ok=Count("id", filter=Q(suggestion__status=Suggestion.Status.OK)),
+        failed=Count("id", filter=Q(suggestion__status=Suggestion.Status.FAILED)),
+    )
+    job = Job.objects.filter(project=project, kind=Job.Kind.SUGGEST).first()
+    decisions = list(HandoffDecision.objects.filter(project=project).select_related("decided_by")[:RECENT_DECISIONS])
+    handed_off_items = (
+        ItemAggregate.objects.filter(project=project, provenance=Provenance.MODEL_HANDOFF).count()
+        if project.phase == Project.Phase.HANDED_OFF
+        else 0
+    )
+
+    blind = _figure((stored.get("blind") or {}).get("agreement"))
+    shown = _figure((stored.get("shown") or {}).get("agreement"))
+    gap = _figure(stored.get("anchoring_gap"))
+    human_human = stored.get("human_human") or {}
+    hh_blind = _figure(human_human.get("blind"))
+    hh_shown = _figure(human_human.get("shown"))
+    accept = stored.get("accept") or {}
+    handoff = stored.get("handoff") or {}
+    gap_large = gap["value"] is not None and (gap["value"] >= LARGE_GAP or (gap["low"] or 0) > 0)
+    job_running = job is not None and job.status in (Job.Status.PENDING, Job.Status.RUNNING)
+    return {
+        "project": project,
+        "computed_at": aggregate.suggestions_computed_at if aggregate else None,
+        "has_figures": bool(stored.get("blind")),
+        "counts": counts,
+        "blind": blind,
+        "shown": shown,
+        "gap": gap,
+        "gap_large": gap_large,
+        "human_human_blind": hh_blind,
+        "human_human_shown": hh_shown,
+        "accept_count": accept.get("count") or 0,
+        "accept_rate": accept.get("rate"),
+        "handoff": handoff,
+        "eligible": bool(handoff.get("eligible")),
+        "phase": project.phase,
+        "handed_off": project.phase == Project.Phase.HANDED_OFF,
+        "collecting": project.phase == Project.Phase.COLLECTING,
+        "handed_off_items": handed_off_items,
+        "decisions": decisions,
+        "job": job,
+        "job_running": job_running,
+        "job_percent": (round(100 * job.progress_done / job.progress_total) if job and job.progress_total else 0),
+        "llm_configured": llm_config_for(project).is_configured,
+        "llm_model": llm_config_for(project).model,
+        "after_label": project.suggestion_display == Project.SuggestionDisplay.AFTER_LABEL,
+        "plot": _plot(
+            [
+                ("LLM, blind", "blind", blind),
+                ("LLM, shown", "shown", shown),
+                ("Human, blind", "human", hh_blind),
+                ("Human, shown", "human", hh_shown),
+            ],
+            project.handoff_agreement_threshold,
+        ),
+    }
