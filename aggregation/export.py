@@ -1,0 +1,446 @@
+"""Exports as JSON Lines, streamed with constant memory: shared by the API and ``manage.py export_project``.
+
+Every generator walks the project in keyset pages of ``chunk_size`` items (``item_id > last``), fetching each page's
+responses and aggregates in a handful of bulk queries, and yields one encoded line at a time. Memory therefore depends
+on the page size, never on the project size.
+
+Formats (one JSON object a line):
+- ``dpo``: TRL's ``prompt``, ``chosen``, ``rejected`` plus ``p_chosen``, ``margin``, ``hesitation``, ``agreement``,
+  ``n_annotators``, ``provenance`` and ``id``. Items with more than two responses give all pairs or only best against
+  worst (``pairs``). Pairs whose scores differ by less than the project's tie tolerance are ties and carry no
+  preference, so they are left out unless ``min_margin`` is given explicitly (then it alone decides).
+- ``soft``: every unordered pair of responses (position order) with the soft label p(a ≻ b) = 0.5 + (S_a − S_b)/4.
+- ``ifs``: one line per item with the aggregated (μ, ν, π, S) of every response per operator and criterion
+  (criterion ``overall`` is the criterion-weighted combination).
+- ``annotations``: one line per raw label: values, binary choice or Likert value, blind/shown flags, the suggestion
+  exposures of that annotator for that item, the response order they saw and the time spent.
+
+Only items with an ItemAggregate appear in ``dpo``, ``soft`` and ``ifs``: an item nobody labelled (and not handed
+off) has nothing to export. Access is checked by the caller (the API lets only leads in; the command is an operator's).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+
+from aggregation.models import ItemAggregate, Provenance, ResponseAggregate
+from annotation.models import Annotation, JudgmentValue, SuggestionExposure
+from projects.models import Criterion, Project, Response
+
+FORMATS = ("dpo", "soft", "ifs", "annotations")
+PAIRS = ("all", "best_worst")
+DEFAULT_CHUNK_SIZE = 2000
+OVERALL = "overall"
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    format: str = "dpo"
+    min_annotators: int | None = None
+    max_hesitation: float | None = None
+    min_margin: float | None = None
+    provenance: str | None = None
+    pairs: str = "best_worst"
+
+
+def check_export_options(options: ExportOptions) -> None:
+    """Raise ValidationError naming each bad option; nothing is read."""
+    errors: dict[str, str] = {}
+    if options.format not in FORMATS:
+        errors["format"] = f"Expected one of {', '.join(FORMATS)}."
+    if options.pairs not in PAIRS:
+        errors["pairs"] = f"Expected one of {', '.join(PAIRS)}."
+    if options.provenance is not None and options.provenance not in Provenance.values:
+        errors["provenance"] = f"Expected one of {', '.join(Provenance.values)}."
+    if options.min_annotators is not None and options.min_annotators < 0:
+        errors["min_annotators"] = "Expected a whole number ≥ 0."
+    if options.max_hesitation is not None and not 0 <= options.max_hesitation <= 1:
+        errors["max_hesitation"] = "Expected a number from 0 to 1."
+    if options.min_margin is not None and not 0 <= options.min_margin <= 2:
+        errors["min_margin"] = "Expected a number from 0 to 2."
+    if errors:
+        raise ValidationError(errors)
+
+
+def _line(row: dict[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _aggregate_rows(project: Project, options: ExportOptions) -> QuerySet[ItemAggregate]:
+    rows = ItemAggregate.objects.filter(project=project)
+    if options.min_annotators is not None:
+        rows = rows.filter(n_annotators__gte=options.min_annotators)
+    if options.max_hesitation is not None:
+        rows = rows.filter(hesitation__lte=options.max_hesitation)
+    if options.provenance is not None:
+        rows = rows.filter(provenance=options.provenance)
+    return rows
+
+
+_AGGREGATE_FIELDS = (
+    "item_id",
+    "item__external_id",
+    "item__prompt",
+    "provenance",
+    "best_position",
+    "worst_position",
+    "p_best",
+    "margin",
+    "hesitation",
+    "agreement",
+    "n_annotators",
+)
+
+
+def _aggregate_pages(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[list[tuple[Any, ...]]]:
+    """Keyset pages of item aggregates, ordered by item id."""
+    rows = _aggregate_rows(project, options).order_by("item_id").values_list(*_AGGREGATE_FIELDS)
+    last = 0
+    while True:
+        page = list(rows.filter(item_id__gt=last)[:chunk_size])
+        if not page:
+            return
+        yield page
+        last = page[-1][0]
+
+
+@dataclass
+class _ResponseScore:
+    position: int
+    text: str
+    model: str
+    mu: float | None = None
+    nu: float | None = None
+
+    @property
+    def score(self) -> float | None:
+        return None if self.mu is None or self.nu is None else self.mu - self.nu
+
+    @property
+    def hesitation(self) -> float | None:
+        return None if self.mu is None or self.nu is None else 1.0 - self.mu - self.nu
+
+
+def _responses_for(item_ids: list[int], operator: str) -> dict[int, dict[int, _ResponseScore]]:
+    """Per item, per stored position: text, model and the overall aggregated (μ, ν) under ``operator``."""
+    by_item: dict[int, dict[int, _ResponseScore]] = defaultdict(dict)
+    by_id: dict[int, _ResponseScore] = {}
+    for response_id, item_id, position, text, model in Response.objects.filter(item_id__in=item_ids).values_list(
+        "id", "item_id", "position", "text", "model_name"
+    ):
+        response = _ResponseScore(position=position, text=text, model=model)
+        by_item[item_id][position] = response
+        by_id[response_id] = response
+    for response_id, mu, nu in ResponseAggregate.objects.filter(
+        item_id__in=item_ids, operator=operator, criterion__isnull=True
+    ).values_list("response_id", "mu", "nu"):
+        response = by_id.get(response_id)
+        if response is not None:
+            response.mu, response.nu = mu, nu
+    return by_item
+
+
+@dataclass(frozen=True)
+class _Pair:
+    chosen: _ResponseScore
+    rejected: _ResponseScore
+    p_chosen: float
+    margin: float
+    hesitation: float | None
+
+
+def _scored_pair(a: _ResponseScore, b: _ResponseScore) -> _Pair | None:
+    if a.score is None or b.score is None:
+        return None
+    chosen, rejected = (a, b) if a.score >= b.score else (b, a)
+    margin = chosen.score - rejected.score  # type: ignore[operator]
+    hesitation = None
+    if chosen.hesitation is not None and rejected.hesitation is not None:
+        hesitation = (chosen.hesitation + rejected.hesitation) / 2
+    return _Pair(chosen=chosen, rejected=rejected, p_chosen=0.5 + margin / 4, margin=margin, hesitation=hesitation)
+
+
+def _dpo_pairs(
+    responses: dict[int, _ResponseScore], aggregate: tuple[Any, ...], pairs: str
+) -> Iterator[tuple[str, _Pair]]:
+    """(suffix for the id, pair) for one item. Falls back on the item aggregate when responses have no aggregates."""
+    _, _, _, _, best, worst, p_best, margin, hesitation, _, _ = aggregate
+    scored = [r for r in responses.values() if r.score is not None]
+    if len(scored) >= 2:
+        if pairs == "all":
+            for a, b in combinations(sorted(scored, key=lambda r: r.position), 2):
+                pair = _scored_pair(a, b)
+                if pair is not None:
+                    yield f"{a.position}-{b.position}", pair
+            return
+        ranked = sorted(scored, key=lambda r: (r.score, -r.position), reverse=True)
+        pair = _scored_pair(ranked[0], ranked[-1])
+        if pair is not None:
+            yield "", pair
+        return
+    # Handed-off items may carry only the item-level figures (the suggestion's preferred and the other response).
+    if best is None or worst is None or best < 0 or worst < 0 or best == worst:
+        return
+    if best in responses and worst in responses and margin is not None:
+        yield (
+            "",
+            _Pair(
+                chosen=responses[best],
+                rejected=responses[worst],
+                p_chosen=p_best if p_best is not None else 0.5 + abs(margin) / 4,
+                margin=abs(margin),
+                hesitation=hesitation,
+            ),
+        )
+
+
+def _dpo_lines(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[tuple[int, list[str]]]:
+    threshold = options.min_margin if options.min_margin is not None else project.tie_tolerance
+    strict = options.min_margin is None  # a tie is |ΔS| < tolerance, so a margin equal to it is a preference
+    for page in _aggregate_pages(project, options, chunk_size):
+        responses = _responses_for([row[0] for row in page], project.aggregation_operator)
+        for aggregate in page:
+            item_id, external_id, prompt, provenance = aggregate[:4]
+            agreement, n_annotators = aggregate[9], aggregate[10]
+            lines = []
+            for suffix, pair in _dpo_pairs(responses.get(item_id, {}), aggregate, options.pairs):
+                if pair.margin < threshold or (strict and pair.margin == 0):
+                    continue
+                lines.append(
+                    _line(
+                        {
+                            "prompt": prompt,
+                            "chosen": pair.chosen.text,
+                            "rejected": pair.rejected.text,
+                            "p_chosen": _rounded(pair.p_chosen),
+                            "margin": _rounded(pair.margin),
+                            "hesitation": _rounded(pair.hesitation),
+                            "agreement": _rounded(agreement),
+                            "n_annotators": n_annotators,
+                            "provenance": provenance,
+                            "id": f"{external_id}#{suffix}" if suffix else external_id,
+                            "chosen_position": pair.chosen.position,
+                            "rejected_position": pair.rejected.position,
+                        }
+                    )
+                )
+            yield item_id, lines
+
+
+def _soft_lines(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[tuple[int, list[str]]]:
+    for page in _aggregate_pages(project, options, chunk_size):
+        responses = _responses_for([row[0] for row in page], project.aggregation_operator)
+        for item_id, external_id, prompt, provenance, *_rest, agreement, n_annotators in page:
+            lines = []
+            ordered = sorted(responses.get(item_id, {}).values(), key=lambda r: r.position)
+            for a, b in combinations(ordered, 2):
+                if a.score is None or b.score is None:
+                    continue
+                margin = a.score - b.score
+                if options.min_margin is not None and abs(margin) < options.min_margin:
+                    continue
+                hesitation = (a.hesitation + b.hesitation) / 2  # type: ignore[operator]
+                lines.append(
+                    _line(
+                        {
+                            "id": f"{external_id}#{a.position}-{b.position}",
+                            "prompt": prompt,
+                            "response_a": a.text,
+                            "response_b": b.text,
+                            "position_a": a.position,
+                            "position_b": b.position,
+                            "p_a_over_b": _rounded(0.5 + margin / 4),
+                            "margin": _rounded(margin),
+                            "hesitation": _rounded(hesitation),
+                            "agreement": _rounded(agreement),
+                            "n_annotators": n_annotators,
+                            "provenance": provenance,
+                        }
+                    )
+                )
+            yield item_id, lines
+
+
+def _ifs_lines(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[tuple[int, list[str]]]:
+    criterion_names = dict(Criterion.objects.filter(project=project).values_list("id", "name"))
+    for page in _aggregate_pages(project, options, chunk_size):
+        item_ids = [row[0] for row in page]
+        responses: dict[int, dict[int, dict[str, Any]]] = defaultdict(dict)
+        position_of: dict[int, tuple[int, int]] = {}
+        for response_id, item_id, position, text, model in Response.objects.filter(item_id__in=item_ids).values_list(
+            "id", "item_id", "position", "text", "model_name"
+        ):
+            responses[item_id][position] = {"position": position, "text": text, "model": model, "aggregates": {}}
+            position_of[response_id] = (item_id, position)
+        for response_id, criterion_id, operator, mu, nu in ResponseAggregate.objects.filter(
+            item_id__in=item_ids
+        ).values_list("response_id", "criterion_id", "operator", "mu", "nu"):
+            item_id, position = position_of[response_id]
+            criterion = OVERALL if criterion_id is None else criterion_names.get(criterion_id, str(criterion_id))
+            responses[item_id][position]["aggregates"].setdefault(operator, {})[criterion] = {
+                "mu": _rounded(mu),
+                "nu": _rounded(nu),
+                "pi": _rounded(1.0 - mu - nu),
+                "score": _rounded(mu - nu),
+            }
+        for item_id, external_id, prompt, provenance, best, worst, p_best, margin, hesitation, agreement, n in page:
+            if options.min_margin is not None and (margin is None or abs(margin) < options.min_margin):
+                yield item_id, []
+                continue
+            row = {
+                "id": external_id,
+                "prompt": prompt,
+                "provenance": provenance,
+                "operator": project.aggregation_operator,
+                "best_position": best,
+                "worst_position": worst,
+                "p_best": _rounded(p_best),
+                "margin": _rounded(margin),
+                "hesitation": _rounded(hesitation),
+                "agreement": _rounded(agreement),
+                "n_annotators": n,
+                "responses": [responses[item_id][p] for p in sorted(responses.get(item_id, {}))],
+            }
+            yield item_id, [_line(row)]
+
+
+def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[tuple[int, list[str]]]:
+    """Raw labels, keyset-paged by annotation id; the filters that concern aggregates do not apply to raw labels."""
+    criterion_names = dict(Criterion.objects.filter(project=project).values_list("id", "name"))
+    rows = (
+        Annotation.objects.filter(project=project)
+        .order_by("id")
+        .values_list(
+            "id",
+            "item_id",
+            "item__external_id",
+            "item__is_blind",
+            "annotator_id",
+            "annotator__username",
+            "mode",
+            "response_order",
+            "binary_choice",
+            "likert_value",
+            "suggestion_shown",
+            "accepted_suggestion",
+            "time_spent_ms",
+            "revision_count",
+            "source",
+            "created_at",
+            "updated_at",
+        )
+    )
+    last = 0
+    while True:
+        page = list(rows.filter(id__gt=last)[:chunk_size])
+        if not page:
+            return
+        last = page[-1][0]
+        annotation_ids = [row[0] for row in page]
+        item_ids = {row[1] for row in page}
+        values: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for annotation_id, position, criterion_id, mu, nu in (
+            JudgmentValue.objects.filter(annotation_id__in=annotation_ids)
+            .order_by("annotation_id", "response__position", "criterion_id")
+            .values_list("annotation_id", "response__position", "criterion_id", "mu", "nu")
+        ):
+            values[annotation_id].append(
+                {
+                    "position": position,
+                    "criterion": criterion_names.get(criterion_id, str(criterion_id)),
+                    "mu": mu / 1000,
+                    "nu": nu / 1000,
+                }
+            )
+        exposures: dict[tuple[int, int], list[dict[str, str]]] = defaultdict(list)
+        for item_id, annotator_id, kind, created_at in (
+            SuggestionExposure.objects.filter(project=project, item_id__in=item_ids)
+            .order_by("created_at", "id")
+            .values_list("item_id", "annotator_id", "kind", "created_at")
+        ):
+            exposures[(item_id, annotator_id)].append({"kind": kind, "at": created_at.isoformat()})
+        for (
+            annotation_id,
+            item_id,
+            external_id,
+            item_is_blind,
+            annotator_id,
+            username,
+            mode,
+            response_order,
+            binary_choice,
+            likert_value,
+            suggestion_shown,
+            accepted,
+            time_spent_ms,
+            revision_count,
+            source,
+            created_at,
+            updated_at,
+        ) in page:
+            row = {
+                "item": external_id,
+                "annotator": username,
+                "mode": mode,
+                "response_order": response_order,
+                "choice": binary_choice,
+                "likert": likert_value,
+                "values": values.get(annotation_id, []),
+                "blind": not suggestion_shown,
+                "suggestion_shown": suggestion_shown,
+                "accepted_suggestion": accepted,
+                "item_in_blind_sample": item_is_blind,
+                "exposures": exposures.get((item_id, annotator_id), []),
+                "time_spent_ms": time_spent_ms,
+                "revision_count": revision_count,
+                "source": source,
+                "timestamp": created_at.isoformat(),
+                "updated_at": updated_at.isoformat(),
+            }
+            yield item_id, [_line(row)]
+
+
+_GENERATORS: dict[str, Callable[[Project, ExportOptions, int], Iterator[tuple[int, list[str]]]]] = {
+    "dpo": _dpo_lines,
+    "soft": _soft_lines,
+    "ifs": _ifs_lines,
+    "annotations": _annotation_lines,
+}
+
+
+def export_count(*, project: Project, options: ExportOptions) -> int:
+    """How many units the progress bar counts: annotations for ``annotations``, aggregated items otherwise."""
+    if options.format == "annotations":
+        return Annotation.objects.filter(project=project).count()
+    return _aggregate_rows(project, options).count()
+
+
+def export_lines(
+    *,
+    project: Project,
+    options: ExportOptions,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    on_unit: Callable[[], None] | None = None,
+) -> Iterator[str]:
+    """JSON Lines for ``options.format``, one line at a time; ``on_unit`` is called once per item or label read."""
+    check_export_options(options)
+    for _unit, lines in _GENERATORS[options.format](project, options, chunk_size):
+        yield from lines
+        if on_unit is not None:
+            on_unit()
+
+
+def export_filename(*, project: Project, options: ExportOptions) -> str:
+    return f"{project.slug}-{options.format}.jsonl"

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from aggregation.export import FORMATS, PAIRS, ExportOptions, check_export_options, export_count, export_lines
+from aggregation.models import Provenance
+from projects.management.commands.import_items import project_from_argument
+
+
+class Command(BaseCommand):
+    help = "Export a project as JSON Lines (dpo, soft, ifs or annotations), streamed with constant memory."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("project", help="project slug or id")
+        parser.add_argument("--format", choices=FORMATS, default="dpo")
+        parser.add_argument("--output", type=Path, help="file to write (default: standard output, no progress bar)")
+        parser.add_argument("--min-annotators", type=int)
+        parser.add_argument("--max-hesitation", type=float)
+        parser.add_argument("--min-margin", type=float, help="default for dpo: the project's tie tolerance")
+        parser.add_argument("--provenance", choices=Provenance.values)
+        parser.add_argument("--pairs", choices=PAIRS, default="best_worst", help="items with more than two responses")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = project_from_argument(options["project"])
+        export = ExportOptions(
+            format=options["format"],
+            min_annotators=options["min_annotators"],
+            max_hesitation=options["max_hesitation"],
+            min_margin=options["min_margin"],
+            provenance=options["provenance"],
+            pairs=options["pairs"],
+        )
+        try:
+            check_export_options(export)
+        except ValidationError as exc:
+            raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
+        output: Path | None = options["output"]
+        if output is None:
+            for line in export_lines(project=project, options=export):
+                sys.stdout.write(line)
+            return
+        unit = "label" if export.format == "annotations" else "item"
+        written = 0
+        with (
+            output.open("w", encoding="utf-8") as handle,
+            tqdm(
+                total=export_count(project=project, options=export), unit=unit, desc=f"exporting {export.format}"
+            ) as bar,
+        ):
+            for line in export_lines(project=project, options=export, on_unit=lambda: bar.update(1)):
+                handle.write(line)
+                written += 1
+        self.stderr.write(self.style.SUCCESS(f"{written} lines written to {output}."))
