@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from annotation.label_import import labels_import
+from projects.importing import ImportRejected
+from projects.management.commands.import_items import project_from_argument
+
+
+class Command(BaseCommand):
+    help = (
+        "Import existing human labels (binary, Likert or IFS) from JSON Lines; see annotation/label_import.py for the "
+        "row shape. Unknown annotators become members without a login."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("project", help="project slug or id")
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--skip-invalid", action="store_true", help="import the good rows, report the bad ones")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = project_from_argument(options["project"])
+        path: Path = options["file"]
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file.")
+        with path.open(encoding="utf-8") as handle:
+            total = sum(1 for _ in handle)
+        with path.open(encoding="utf-8") as handle, tqdm(total=total, unit="row", desc="importing labels") as bar:
+            try:
+                result = labels_import(
+                    project=project,
+                    lines=handle,
+                    skip_invalid=options["skip_invalid"],
+                    progress=lambda done: bar.update(max(0, done - bar.n)),
+                )
+            except ImportRejected as exc:
+                bar.close()
+                for error in exc.errors:
+                    self.stderr.write(str(error))
+                raise CommandError(
+                    f"{len(exc.errors)} bad row(s): nothing imported. Fix them or pass --skip-invalid."
+                ) from None
+            bar.update(total - bar.n)
+        for error in result.errors:
+            self.stderr.write(f"skipped {error}")
+        self.stdout.write(self.style.SUCCESS(f"{result.created} labels imported, {result.skipped} bad rows skipped."))
