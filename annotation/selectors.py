@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, Prefetch, Q, Sum
+from django.db.models import Count, F, IntegerField, Prefetch, Q, Sum
 from django.db.models.functions import Least
 from markdown_it import MarkdownIt
 
@@ -368,7 +368,7 @@ def home_rows_for_user(*, user: AnyUser) -> list[HomeRow]:
             total=Count("id"),
             open=Count("id", filter=Q(annotation_count__lt=F("project__overlap"))),
             # Labels collected so far, each item counted up to the overlap wanted.
-            filled=Sum(Least("annotation_count", "project__overlap")),
+            filled=Sum(Least("annotation_count", "project__overlap", output_field=IntegerField())),
         )
     ):
         rows[item_entry["project_id"]].items = item_entry["total"]
