@@ -1,3 +1,16 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from aggregation import api
+
+urlpatterns = [
+    path("projects/<int:project_id>/stats/", api.StatsApi.as_view(), name="api-stats"),
+    path("projects/<int:project_id>/aggregates/items/", api.ItemAggregateListApi.as_view(), name="api-item-aggregates"),
+    path(
+        "projects/<int:project_id>/aggregates/annotators/",
+        api.AnnotatorAggregateListApi.as_view(),
+        name="api-annotator-aggregates",
+    ),
+    path("projects/<int:project_id>/suggestions/", api.SuggestionListApi.as_view(), name="api-suggestions"),
+    path("projects/<int:project_id>/export/", api.ExportApi.as_view(), name="api-export"),
+    path("jobs/<int:job_id>/download/", api.ExportDownloadApi.as_view(), name="api-export-download"),
+]

@@ -1,3 +1,13 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from annotation import api
+
+urlpatterns = [
+    path("projects/<int:project_id>/annotations/", api.AnnotationListApi.as_view(), name="api-annotations"),
+    path(
+        "projects/<int:project_id>/annotations/<int:annotation_id>/",
+        api.AnnotationDetailApi.as_view(),
+        name="api-annotation",
+    ),
+    path("projects/<int:project_id>/labels/import/", api.LabelImportApi.as_view(), name="api-labels-import"),
+]

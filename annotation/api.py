@@ -1,0 +1,233 @@
+"""REST API for annotations and for the import of existing labels. Thin: shapes here, rules in services.
+
+Annotators create and edit only their own labels (through annotation.services.annotation_save, source "api") and
+read only their own; leads read every label of their project; outsiders get 404.
+Slider values travel as numbers in [0, 1] that are k/1000 for a whole k, the rule of the page and the database.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Prefetch, QuerySet
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Annotation, JudgmentValue
+from annotation.services import annotation_save
+from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
+from projects.import_tasks import import_job_start
+from projects.importing import RowInvalid, to_permille
+from projects.models import Job, Membership, Project
+from projects.selectors import item_get_for_user, project_get_for_lead, project_get_for_user, project_role_get
+
+
+class ValueSerializer(serializers.Serializer):
+    position = serializers.IntegerField(min_value=0, help_text="The response's stored position.")
+    criterion = serializers.CharField(required=False, help_text="May be left out when the project has one.")
+    mu = serializers.FloatField(help_text="Support in [0, 1], in thousandths (k/1000).")
+    nu = serializers.FloatField(help_text="Opposition in [0, 1], in thousandths; μ + ν ≤ 1.")
+
+    def validate_mu(self, value: float) -> int:
+        return _permille(value, "mu")
+
+    def validate_nu(self, value: float) -> int:
+        return _permille(value, "nu")
+
+
+def _permille(value: float, what: str) -> int:
+    try:
+        return to_permille(value, what)
+    except RowInvalid as exc:
+        raise serializers.ValidationError(str(exc)) from None
+
+
+class AnnotationWriteSerializer(serializers.Serializer):
+    item = serializers.IntegerField(help_text="The item's id (see /items/).")
+    values = ValueSerializer(many=True, required=False, help_text="IFS projects: every response × criterion.")
+    binary_choice = serializers.IntegerField(required=False, allow_null=True, help_text="Position, or -1 for a tie.")
+    likert_value = serializers.IntegerField(required=False, allow_null=True)
+    time_spent_ms = serializers.IntegerField(required=False, default=0, min_value=0)
+    client_token = serializers.CharField(
+        required=False, allow_null=True, max_length=64, help_text="Repeat it on a retry: one revision, not two."
+    )
+
+
+class AnnotationEditSerializer(AnnotationWriteSerializer):
+    item = None  # type: ignore[assignment]
+
+
+class AnnotationSerializer(serializers.ModelSerializer):
+    item_external_id = serializers.CharField(source="item.external_id")
+    annotator = serializers.CharField(source="annotator.username")
+    values = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Annotation
+        fields = [
+            "id",
+            "item",
+            "item_external_id",
+            "annotator",
+            "mode",
+            "response_order",
+            "binary_choice",
+            "likert_value",
+            "values",
+            "suggestion_shown",
+            "accepted_suggestion",
+            "time_spent_ms",
+            "revision_count",
+            "source",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema(responses=ValueSerializer(many=True))
+    def get_values(self, annotation: Annotation) -> list[dict[str, Any]]:
+        return [
+            {"position": v.response.position, "criterion": v.criterion.name, "mu": v.mu / 1000, "nu": v.nu / 1000}
+            for v in annotation.values.all()
+        ]
+
+
+class LabelImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="JSON Lines of labels (see annotation.label_import for the row shape).")
+    skip_invalid = serializers.BooleanField(default=False)
+
+
+def _annotations(project: Project) -> QuerySet[Annotation]:
+    return (
+        Annotation.objects.filter(project=project)
+        .select_related("item", "annotator")
+        .prefetch_related(
+            Prefetch(
+                "values",
+                queryset=JudgmentValue.objects.select_related("response", "criterion").order_by(
+                    "response__position", "criterion__position"
+                ),
+            )
+        )
+    )
+
+
+def _visible_annotations(request: Request, project: Project) -> QuerySet[Annotation]:
+    """Leads read every label of the project; anyone else only their own."""
+    annotations = _annotations(project)
+    if project_role_get(user=request.user, project=project) != Membership.Role.LEAD:
+        annotations = annotations.filter(annotator_id=request.user.pk)
+    return annotations
+
+
+def _service_values(project: Project, values: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    if values is None:
+        return None
+    names = list(project.criteria.values_list("name", flat=True))
+    default = names[0] if len(names) == 1 else None
+    return [
+        {"response": v["position"], "criterion": v.get("criterion", default), "mu": v["mu"], "nu": v["nu"]}
+        for v in values
+    ]
+
+
+def _save(request: Request, project: Project, item_id: int, data: dict[str, Any]) -> Annotation:
+    item = item_get_for_user(user=request.user, project=project, item_id=item_id)
+    return annotation_save(
+        project=project,
+        item=item,
+        annotator=request.user,
+        values=_service_values(project, data.get("values")),
+        binary_choice=data.get("binary_choice"),
+        likert_value=data.get("likert_value"),
+        client_token=data.get("client_token"),
+        time_spent_ms=data.get("time_spent_ms", 0),
+        reason="api",
+        source="api",
+    )
+
+
+class AnnotationListApi(APIView):
+    pagination_class = IdPagination
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("item", int, description="Only labels of this item."),
+            OpenApiParameter("annotator", str, description="Leads: only this annotator's labels."),
+        ],
+        responses=AnnotationSerializer(many=True),
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_user(user=request.user, project_id=project_id)
+        annotations = _visible_annotations(request, project)
+        if request.query_params.get("item", "").isdigit():
+            annotations = annotations.filter(item_id=int(request.query_params["item"]))
+        if request.query_params.get("annotator"):
+            annotations = annotations.filter(annotator__username=request.query_params["annotator"])
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(annotations, request, view=self)
+        return paginator.get_paginated_response(AnnotationSerializer(page, many=True).data)
+
+    @extend_schema(
+        request=AnnotationWriteSerializer,
+        responses={201: AnnotationSerializer, 200: AnnotationSerializer},
+        description="Create your label of an item, or replace it (a new revision). Annotators only.",
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_user(user=request.user, project_id=project_id)
+        data = AnnotationWriteSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        existed = Annotation.objects.filter(item_id=data.validated_data["item"], annotator_id=request.user.pk).exists()
+        annotation = _save(request, project, data.validated_data["item"], data.validated_data)
+        body = AnnotationSerializer(_annotations(project).get(pk=annotation.pk)).data
+        return Response(body, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+
+
+class AnnotationDetailApi(APIView):
+    @extend_schema(responses=AnnotationSerializer)
+    def get(self, request: Request, project_id: int, annotation_id: int) -> Response:
+        project = project_get_for_user(user=request.user, project_id=project_id)
+        annotation = _visible_annotations(request, project).filter(pk=annotation_id).first()
+        if annotation is None:
+            return Response({"detail": "Not found.", "errors": {}}, status=status.HTTP_404_NOT_FOUND)
+        return Response(AnnotationSerializer(annotation).data)
+
+    @extend_schema(request=AnnotationEditSerializer, responses=AnnotationSerializer)
+    def put(self, request: Request, project_id: int, annotation_id: int) -> Response:
+        project = project_get_for_user(user=request.user, project_id=project_id)
+        item_id = (
+            Annotation.objects.filter(pk=annotation_id, project=project, annotator_id=request.user.pk)
+            .values_list("item_id", flat=True)
+            .first()
+        )
+        if item_id is None:
+            return Response({"detail": "Not found.", "errors": {}}, status=status.HTTP_404_NOT_FOUND)
+        data = AnnotationEditSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        annotation = _save(request, project, item_id, data.validated_data)
+        return Response(AnnotationSerializer(_annotations(project).get(pk=annotation.pk)).data)
+
+
+class LabelImportApi(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={"multipart/form-data": LabelImportSerializer},
+        responses={202: OpenApiResponse(JOB_ACCEPTED, description="Poll the job's url for progress and errors.")},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        data = LabelImportSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        job = import_job_start(
+            project=project,
+            user=request.user,
+            kind=Job.Kind.IMPORT_LABELS,
+            upload=data.validated_data["file"],
+            options={"skip_invalid": data.validated_data["skip_invalid"]},
+        )
+        return job_accepted(request, job)

@@ -1,0 +1,332 @@
+"""REST API for projects, members, criteria, items, item imports and jobs. Thin: shapes here, rules in services.
+
+Every project read goes through projects.selectors, so a user outside a project gets 404 whatever they ask for.
+Annotators never receive a suggestion through the API: the annotation page is the one place that shows suggestions,
+because it records each exposure; a suggestion sent to a script could be shown without a trace and would make the
+blind/shown flags of later labels untrue.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db.models import Prefetch, QuerySet
+from django.http import Http404
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.pagination import CursorPagination
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from projects.import_tasks import import_job_start
+from projects.models import Criterion, Item, Job, Membership, Project, SuggestionValue
+from projects.selectors import (
+    item_get_for_user,
+    project_get_for_lead,
+    project_get_for_user,
+    project_list_for_user,
+    project_role_get,
+)
+from projects.services import EDITABLE_SETTINGS, criteria_set, membership_set, project_create, project_update
+
+# Never sent back: the LLM key is a secret a lead can set but nobody reads through the API.
+SECRET_SETTINGS = ("llm_api_key",)
+
+
+class IdPagination(CursorPagination):
+    ordering = "id"
+    page_size = 100
+    max_page_size = 1000
+    page_size_query_param = "page_size"
+
+
+# ---- serializers: shapes only -------------------------------------------------------------------------------------
+
+
+class CriterionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Criterion
+        fields = ["name", "weight", "description"]
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    criteria = CriterionSerializer(many=True, read_only=True)
+    role = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Project
+        fields = [
+            "id",
+            "slug",
+            "phase",
+            "labelling_started_at",
+            "created_at",
+            "role",
+            "criteria",
+            *(f for f in EDITABLE_SETTINGS if f not in SECRET_SETTINGS),
+        ]
+        read_only_fields = fields
+
+    def get_role(self, project: Project) -> str | None:
+        return self.context.get("roles", {}).get(project.pk)
+
+
+class ProjectCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    criteria = CriterionSerializer(many=True, required=False)
+    settings = serializers.DictField(required=False, help_text="Any of the editable settings, e.g. mode, overlap.")
+
+
+class ProjectSettingsSerializer(serializers.Serializer):
+    """Partial settings: the service checks ranges and the locked-after-labelling rules."""
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"non_field_errors": ["Expected a JSON object of settings."]})
+        return dict(data)
+
+
+class MemberSerializer(serializers.Serializer):
+    username = serializers.CharField(source="user.username")
+    role = serializers.ChoiceField(choices=Membership.Role.choices)
+
+
+class ResponseSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    text = serializers.CharField()
+    model = serializers.CharField(source="model_name")
+
+
+class SuggestionSerializer(serializers.Serializer):
+    status = serializers.CharField()
+    preferred_position = serializers.IntegerField(allow_null=True)
+    rationale = serializers.CharField()
+    model = serializers.CharField(source="model_name")
+    source = serializers.CharField()
+    values = serializers.SerializerMethodField()
+
+    def get_values(self, suggestion: Any) -> list[dict[str, Any]]:
+        return [
+            {"position": v.response.position, "mu": v.mu / 1000, "nu": v.nu / 1000} for v in suggestion.values.all()
+        ]
+
+
+class ItemSerializer(serializers.Serializer):
+    """What every member sees of an item."""
+
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    prompt = serializers.CharField()
+    metadata = serializers.JSONField()
+    responses = ResponseSerializer(many=True)
+
+
+class LeadItemSerializer(ItemSerializer):
+    """Leads also see the blind flag, gold, label count and the suggestion."""
+
+    is_blind = serializers.BooleanField()
+    blind_inclusion_probability = serializers.FloatField(allow_null=True)
+    gold_position = serializers.IntegerField(allow_null=True)
+    annotation_count = serializers.IntegerField()
+    suggestion = serializers.SerializerMethodField()
+
+    @extend_schema(responses=SuggestionSerializer(allow_null=True))
+    def get_suggestion(self, item: Item) -> dict[str, Any] | None:
+        suggestion = getattr(item, "suggestion", None)
+        return None if suggestion is None else SuggestionSerializer(suggestion).data
+
+
+class JobSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Job
+        fields = [
+            "id",
+            "project",
+            "kind",
+            "status",
+            "options",
+            "progress_done",
+            "progress_total",
+            "result",
+            "errors",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+
+class ImportUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="JSON Lines, one item per line.")
+    on_duplicate = serializers.ChoiceField(choices=["reject", "update", "skip"], default="reject")
+    skip_invalid = serializers.BooleanField(default=False)
+    trl_chosen_as = serializers.ChoiceField(choices=["gold", "suggestion", "none"], default="gold")
+
+
+JOB_ACCEPTED = inline_serializer(
+    name="JobAccepted", fields={"job": serializers.IntegerField(), "url": serializers.CharField()}
+)
+
+
+def job_accepted(request: Request, job: Job) -> Response:
+    return Response(
+        {"job": job.pk, "url": request.build_absolute_uri(f"/api/jobs/{job.pk}/")}, status=status.HTTP_202_ACCEPTED
+    )
+
+
+def items_for_page(project: Project, *, lead: bool) -> QuerySet[Item]:
+    items = Item.objects.filter(project=project).prefetch_related("responses")
+    if lead:
+        items = items.select_related("suggestion").prefetch_related(
+            Prefetch("suggestion__values", queryset=SuggestionValue.objects.select_related("response"))
+        )
+    return items
+
+
+# ---- views --------------------------------------------------------------------------------------------------------
+
+
+class ProjectListApi(APIView):
+    @extend_schema(responses=ProjectSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        projects = list(project_list_for_user(user=request.user).prefetch_related("criteria"))
+        roles = dict(
+            Membership.objects.filter(user_id=request.user.pk, project__in=projects).values_list("project_id", "role")
+        )
+        return Response(ProjectSerializer(projects, many=True, context={"roles": roles}).data)
+
+    @extend_schema(request=ProjectCreateSerializer, responses={201: ProjectSerializer})
+    def post(self, request: Request) -> Response:
+        data = ProjectCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        criteria = [(c["name"], c["weight"]) for c in data.validated_data.get("criteria", [])] or [("overall", 1.0)]
+        project = project_create(
+            name=data.validated_data["name"],
+            lead=request.user,
+            criteria=criteria,
+            **data.validated_data.get("settings", {}),
+        )
+        body = ProjectSerializer(project, context={"roles": {project.pk: Membership.Role.LEAD}}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailApi(APIView):
+    @extend_schema(responses=ProjectSerializer)
+    def get(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_user(user=request.user, project_id=project_id)
+        role = project_role_get(user=request.user, project=project)
+        return Response(ProjectSerializer(project, context={"roles": {project.pk: role}}).data)
+
+    @extend_schema(request=ProjectSettingsSerializer, responses=ProjectSerializer)
+    def patch(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        changes = ProjectSettingsSerializer(data=request.data)
+        changes.is_valid(raise_exception=True)
+        project = project_update(project=project, changes=changes.validated_data)
+        return Response(ProjectSerializer(project, context={"roles": {project.pk: Membership.Role.LEAD}}).data)
+
+
+class CriteriaApi(APIView):
+    @extend_schema(responses=CriterionSerializer(many=True))
+    def get(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_user(user=request.user, project_id=project_id)
+        return Response(CriterionSerializer(project.criteria.all(), many=True).data)
+
+    @extend_schema(request=CriterionSerializer(many=True), responses=CriterionSerializer(many=True))
+    def put(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        data = CriterionSerializer(data=request.data, many=True)
+        data.is_valid(raise_exception=True)
+        criteria = criteria_set(project=project, criteria=[(c["name"], c["weight"]) for c in data.validated_data])
+        return Response(CriterionSerializer(criteria, many=True).data)
+
+
+class MemberListApi(APIView):
+    @extend_schema(responses=MemberSerializer(many=True))
+    def get(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        members = project.memberships.select_related("user").order_by("user__username")
+        return Response(MemberSerializer(members, many=True).data)
+
+    @extend_schema(request=MemberSerializer, responses={201: MemberSerializer})
+    def post(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        data = MemberSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = get_user_model().objects.filter(username=data.validated_data["user"]["username"]).first()
+        if user is None:
+            raise serializers.ValidationError({"username": ["No user with this name."]})
+        membership = membership_set(project=project, user=user, role=data.validated_data["role"])
+        return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+
+class ItemListApi(APIView):
+    pagination_class = IdPagination
+
+    @extend_schema(responses=LeadItemSerializer(many=True), description="Leads also get is_blind, gold, suggestion.")
+    def get(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_user(user=request.user, project_id=project_id)
+        lead = project_role_get(user=request.user, project=project) == Membership.Role.LEAD
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(items_for_page(project, lead=lead), request, view=self)
+        serializer = LeadItemSerializer if lead else ItemSerializer
+        return paginator.get_paginated_response(serializer(page, many=True).data)
+
+
+class ItemDetailApi(APIView):
+    @extend_schema(responses=LeadItemSerializer)
+    def get(self, request: Request, project_id: int, item_id: int) -> Response:
+        project = project_get_for_user(user=request.user, project_id=project_id)
+        lead = project_role_get(user=request.user, project=project) == Membership.Role.LEAD
+        item_get_for_user(user=request.user, project=project, item_id=item_id)
+        item = items_for_page(project, lead=lead).get(pk=item_id)
+        serializer = LeadItemSerializer if lead else ItemSerializer
+        return Response(serializer(item).data)
+
+
+class ItemImportApi(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={"multipart/form-data": ImportUploadSerializer},
+        responses={202: OpenApiResponse(JOB_ACCEPTED, description="Poll the job's url for progress and errors.")},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        data = ImportUploadSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        options = {k: v for k, v in data.validated_data.items() if k != "file"}
+        job = import_job_start(
+            project=project,
+            user=request.user,
+            kind=Job.Kind.IMPORT_ITEMS,
+            upload=data.validated_data["file"],
+            options=options,
+        )
+        return job_accepted(request, job)
+
+
+class JobListApi(APIView):
+    pagination_class = IdPagination
+
+    @extend_schema(responses=JobSerializer(many=True))
+    def get(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(Job.objects.filter(project=project), request, view=self)
+        return paginator.get_paginated_response(JobSerializer(page, many=True).data)
+
+
+class JobDetailApi(APIView):
+    parser_classes = [JSONParser]
+
+    @extend_schema(responses=JobSerializer)
+    def get(self, request: Request, job_id: int) -> Response:
+        project_id = Job.objects.filter(pk=job_id).values_list("project_id", flat=True).first()
+        if project_id is None:
+            raise Http404("No such job.")
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        return Response(JobSerializer(Job.objects.get(pk=job_id, project=project)).data)
