@@ -149,6 +149,14 @@ def _dot_last(x: FloatArray, weights: FloatArray) -> FloatArray:
     return np.asarray(np.einsum("...k,...k->...", x, weights), dtype=np.float64)
 
 
+def _with_empty_cells(out_mu: FloatArray, out_nu: FloatArray, empty: BoolArray) -> IFS:
+    # np.where also turns the 0-d results of a single cell into arrays, so callers always get arrays.
+    return IFS(
+        np.asarray(np.where(empty, np.nan, out_mu), dtype=np.float64),
+        np.asarray(np.where(empty, np.nan, out_nu), dtype=np.float64),
+    )
+
+
 def _empty_cells(weights: FloatArray) -> BoolArray:
     return np.asarray(~(weights > 0.0).any(axis=-1), dtype=bool)
 
@@ -186,9 +194,7 @@ def weighted_mean(
         out_mu /= scale
         out_nu /= scale
     empty = _empty_cells(weights)
-    out_mu[empty] = np.nan
-    out_nu[empty] = np.nan
-    return IFS(out_mu, out_nu)
+    return _with_empty_cells(out_mu, out_nu, empty)
 
 
 def ifwa(
@@ -204,9 +210,9 @@ def ifwa(
 
     Annihilator: a single νᵢ = 0 forces ν = 0 and a single μᵢ = 1 forces μ = 1, whatever everyone else said.
     Inputs are therefore clipped to [eps, 1 − eps] for this operator only (default one per-mille step). Clipping
-    keeps the result a valid IFS and the operator monotone, but an extreme judgment still pulls hard: one ν = 0
-    among five equal weights multiplies ν by at most eps^0.2 ≈ 0.25. Computed as a weighted log-sum, so the cost is
-    one log per value and one exp per cell.
+    keeps the result a valid IFS and the operator monotone, but an extreme judgment still pulls hard: four
+    annotators at ν = 0.4 and one at ν = 0 give ν ≈ 0.12 (the weighted mean gives 0.32). Computed as a weighted
+    log-sum, so the cost is one log per value and one exp per cell.
     """
     if not 0.0 < eps < 0.5:
         raise ValueError("eps must lie in (0, 0.5)")
@@ -221,9 +227,7 @@ def ifwa(
     out_mu = 1.0 - np.exp(_dot_last(log_not_mu, weights))
     out_nu = np.exp(_dot_last(log_nu, weights))
     empty = _empty_cells(weights)
-    out_mu[empty] = np.nan
-    out_nu[empty] = np.nan
-    return IFS(out_mu, out_nu)
+    return _with_empty_cells(out_mu, out_nu, empty)
 
 
 def ifwg(
@@ -249,9 +253,7 @@ def ifwg(
     out_mu = np.exp(_dot_last(log_mu, weights))
     out_nu = 1.0 - np.exp(_dot_last(log_not_nu, weights))
     empty = ~active.any(axis=-1)
-    out_mu[empty] = np.nan
-    out_nu[empty] = np.nan
-    return IFS(out_mu, out_nu)
+    return _with_empty_cells(out_mu, out_nu, empty)
 
 
 def aggregate(
