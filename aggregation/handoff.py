@@ -22,10 +22,12 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from aggregation.agreement import Estimate
+from aggregation.comparisons import agreement_estimate, handoff_decision
 from aggregation.dispatch import on_annotations_changed
 from aggregation.ifs import preferred_response
 from aggregation.models import HandoffDecision, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
-from aggregation.suggestion_figures import comparisons_load, wilson_interval
+from aggregation.suggestion_figures import comparisons_load
 from projects.models import PERMILLE, TIE, Item, Project, Suggestion
 
 # A suggestion without (μ, ν) states a preference but no uncertainty. Handed-off aggregates then use these values
@@ -44,44 +46,27 @@ def _rule_text(project: Project) -> str:
 
 def handoff_evaluation(*, project: Project, blind: dict[str, Any]) -> dict[str, Any]:
     """Whether the project may hand off, from the blind agreement figure {"value", "n", "ci"}, with the reason."""
-    n = int(blind.get("n") or 0)
-    value = blind.get("value")
     ci = blind.get("ci")
-    minimum = project.handoff_minimum_blind_comparisons
-    threshold = project.handoff_agreement_threshold
+    estimate = Estimate(value=blind.get("value"), n=int(blind.get("n") or 0), ci=(ci[0], ci[1]) if ci else None)
+    decision = handoff_decision(
+        estimate,
+        threshold=project.handoff_agreement_threshold,
+        minimum=project.handoff_minimum_blind_comparisons,
+        rule="lower_bound" if project.handoff_rule == Project.HandoffRule.LOWER_BOUND else "point",
+    )
     lower_bound_rule = project.handoff_rule == Project.HandoffRule.LOWER_BOUND
-    measured = (ci[0] if ci else None) if lower_bound_rule else value
-    measured_name = "the lower 95 % bound of blind agreement" if lower_bound_rule else "blind agreement"
-    if n < minimum:
-        eligible = False
-        fired = "minimum_blind_comparisons"
-        explanation = (
-            f"Not eligible: {n} blind comparison{'s' if n != 1 else ''}, the project needs at least {minimum} "
-            f"({minimum - n} more) before any handoff, whatever the agreement."
-        )
-    elif measured is None or measured < threshold:
-        eligible = False
-        fired = project.handoff_rule
-        shown_value = "undefined" if measured is None else f"{measured:.1%}"
-        explanation = f"Not eligible: {measured_name} is {shown_value}, below the threshold of {threshold:.0%}."
-    else:
-        eligible = True
-        fired = project.handoff_rule
-        explanation = (
-            f"Eligible: {measured_name} is {measured:.1%} on {n} blind comparisons "
-            f"(threshold {threshold:.0%}, minimum {minimum})."
-        )
     return {
-        "eligible": eligible,
+        "eligible": decision.eligible,
         "rule": project.handoff_rule,
         "rule_text": _rule_text(project),
-        "fired": fired,
-        "threshold": threshold,
-        "minimum": minimum,
+        "fired": "minimum_blind_comparisons" if decision.more_needed else project.handoff_rule,
+        "threshold": decision.threshold,
+        "minimum": decision.minimum,
+        "more_needed": decision.more_needed,
         "trigger": project.handoff_trigger,
-        "blind": {"value": value, "n": n, "ci": ci},
-        "measured": measured,
-        "explanation": explanation,
+        "blind": estimate.as_dict(),
+        "measured": (ci[0] if ci else None) if lower_bound_rule else estimate.value,
+        "explanation": f"{'Eligible' if decision.eligible else 'Not eligible'}: {decision.reason}.",
         "phase": project.phase,
         "evaluated_at": timezone.now().isoformat(),
     }
@@ -89,12 +74,8 @@ def handoff_evaluation(*, project: Project, blind: dict[str, Any]) -> dict[str, 
 
 def _fresh_evaluation(project: Project) -> dict[str, Any]:
     comparisons = comparisons_load(project=project)
-    blind = ~comparisons.shown
-    k, n = int((comparisons.match & blind).sum()), int(blind.sum())
-    ci = wilson_interval(k, n)
-    return handoff_evaluation(
-        project=project, blind={"value": k / n if n else None, "n": n, "ci": list(ci) if ci else None}
-    )
+    blind = agreement_estimate(comparisons.match[~comparisons.shown])
+    return handoff_evaluation(project=project, blind=blind.as_dict())
 
 
 def _store_evaluation(project: Project, evaluation: dict[str, Any]) -> None:

@@ -11,7 +11,6 @@ Everything is read in bulk, one query per table, and computed with numpy over th
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from aggregation import agreement
+from aggregation.comparisons import agreement_estimate, anchoring_gap
 from aggregation.ifs import UNDEFINED, preferred_response
 from aggregation.models import AnnotatorAggregate, ProjectAggregate
 from annotation.models import Annotation, JudgmentValue
@@ -28,7 +28,6 @@ from projects.models import PERMILLE, TIE, Project, Suggestion
 # DESIGN.md: the gap is reported only when both sides have at least this many comparisons.
 GAP_MINIMUM_PER_SIDE = 5
 BOOTSTRAP_REPLICATES = 2000
-_Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
@@ -162,56 +161,21 @@ def _ifs_preferences(*, project: Project, annotation_ids: np.ndarray, n_response
 # Figures (pure functions of Comparisons)
 
 
-def wilson_interval(successes: int, n: int) -> tuple[float, float] | None:
-    """95 % Wilson score interval of a proportion; None without data."""
-    if n <= 0:
-        return None
-    p = successes / n
-    z2 = _Z95 * _Z95
-    denominator = 1 + z2 / n
-    centre = (p + z2 / (2 * n)) / denominator
-    half = _Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def proportion_figure(successes: int, n: int) -> dict[str, Any]:
-    ci = wilson_interval(successes, n)
-    return {"value": successes / n if n else None, "n": int(n), "ci": list(ci) if ci else None}
-
-
 def anchoring_gap_figure(comparisons: Comparisons, *, seed: int) -> dict[str, Any]:
-    """Shown − blind agreement with a percentile bootstrap interval over items (both sides resampled together)."""
+    """Shown − blind agreement with a bootstrap interval over items (aggregation.comparisons.anchoring_gap);
+    ``needed`` says how many more comparisons each side needs before it is reported."""
     shown, match = comparisons.shown, comparisons.match
-    n_blind, n_shown = int((~shown).sum()), int(shown.sum())
-    needed = {
-        "blind": max(0, GAP_MINIMUM_PER_SIDE - n_blind),
-        "shown": max(0, GAP_MINIMUM_PER_SIDE - n_shown),
-    }
-    figure: dict[str, Any] = {"value": None, "n": n_blind + n_shown, "ci": None, "needed": needed}
-    if needed["blind"] or needed["shown"]:
-        return figure
-    items, item_index = np.unique(comparisons.item_ids, return_inverse=True)
-    # Per item: blind matches, blind count, shown matches, shown count.
-    per_item = np.zeros((items.size, 4))
-    np.add.at(per_item[:, 0], item_index, (match & ~shown).astype(float))
-    np.add.at(per_item[:, 1], item_index, (~shown).astype(float))
-    np.add.at(per_item[:, 2], item_index, (match & shown).astype(float))
-    np.add.at(per_item[:, 3], item_index, shown.astype(float))
-
-    def gap(sums: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return sums[..., 2] / sums[..., 3] - sums[..., 0] / sums[..., 1]
-
-    figure["value"] = float(gap(per_item.sum(axis=0)))
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, items.size, size=(BOOTSTRAP_REPLICATES, items.size))
-    counts = np.zeros((BOOTSTRAP_REPLICATES, items.size))
-    np.add.at(counts, (np.repeat(np.arange(BOOTSTRAP_REPLICATES), items.size), draws.ravel()), 1.0)
-    replicates = gap(counts @ per_item)
-    replicates = replicates[np.isfinite(replicates)]
-    if replicates.size:
-        low, high = np.quantile(replicates, [0.025, 0.975])
-        figure["ci"] = [float(low), float(high)]
+    gap = anchoring_gap(
+        match[shown],
+        comparisons.item_ids[shown],
+        match[~shown],
+        comparisons.item_ids[~shown],
+        n_boot=BOOTSTRAP_REPLICATES,
+        seed=seed,
+        minimum=GAP_MINIMUM_PER_SIDE,
+    )
+    figure = gap.as_dict()
+    figure["needed"] = {"blind": gap.more_needed["blind"], "shown": gap.more_needed["shown"]}
     return figure
 
 
@@ -244,8 +208,8 @@ def suggestion_figures_compute(comparisons: Comparisons, *, seed: int) -> dict[s
     n_shown = int(shown.sum())
     accepted = int(comparisons.accepted.sum())
     return {
-        "blind": {"agreement": proportion_figure(int((match & blind).sum()), int(blind.sum()))},
-        "shown": {"agreement": proportion_figure(int((match & shown).sum()), n_shown)},
+        "blind": {"agreement": agreement_estimate(match[blind]).as_dict()},
+        "shown": {"agreement": agreement_estimate(match[shown]).as_dict()},
         "anchoring_gap": anchoring_gap_figure(comparisons, seed=seed),
         "accept": {"count": accepted, "rate": accepted / n_shown if n_shown else None},
         "human_human": {
