@@ -36,7 +36,7 @@ AGREEMENT_FIGURES = (
     ("ifs", "IFS agreement"),
 )
 # Keys of an agreement-over-time point that place it on the x axis rather than being a series.
-_TIME_KEYS = ("date", "day", "at", "t", "time", "bucket", "labels", "labels_done", "n", "x")
+_TIME_KEYS = ("date", "day", "at", "t", "time", "bucket", "labels", "labels_done", "n_labels", "n", "x")
 
 
 def _number(value: Any) -> float | None:
@@ -91,26 +91,32 @@ def _agreement_context(dashboard: Dashboard) -> dict[str, Any]:
 def _progress_context(dashboard: Dashboard) -> dict[str, Any]:
     progress = dashboard.progress
     names = {str(m.user_id): m.user.get_username() for m in dashboard.members}
-    rows: list[tuple[str, int]] = []
-    per_annotator = progress.get("per_annotator")
-    if isinstance(per_annotator, dict):
-        for key, raw in per_annotator.items():
-            if isinstance(raw, dict):
-                count = next(
-                    (
-                        raw[k]
-                        for k in ("labels_done", "labels", "done", "n", "count")
-                        if _number(raw.get(k)) is not None
-                    ),
-                    0,
-                )
-                name = raw.get("username") or raw.get("name") or names.get(str(key), str(key))
-            else:
-                count, name = raw if _number(raw) is not None else 0, names.get(str(key), str(key))
-            rows.append((str(name), int(count)))
+    rows: list[tuple[str, int, int]] = []
+    # The aggregation service stores a list under "annotators"; an older shape kept a dict under "per_annotator".
+    listed = progress.get("annotators")
+    keyed = _dict(progress.get("per_annotator"))
+    entries = (
+        [(str(_dict(e).get("annotator_id", "")), e) for e in listed]
+        if isinstance(listed, list)
+        else [(str(k), v) for k, v in keyed.items()]
+    )
+    for key, raw in entries:
+        if isinstance(raw, dict):
+            count = next(
+                (raw[k] for k in ("labels", "labels_done", "done", "n", "count") if _number(raw.get(k)) is not None),
+                0,
+            )
+            skipped = raw.get("skipped") if _number(raw.get("skipped")) is not None else 0
+            name = raw.get("username") or raw.get("name") or names.get(key, key)
+        else:
+            count, skipped, name = raw if _number(raw) is not None else 0, 0, names.get(key, key)
+        rows.append((str(name), int(count), int(skipped)))
     rows.sort(key=lambda row: (-row[1], row[0]))
-    top = max([count for _, count in rows] or [0]) or 1
-    annotator_rows = [{"name": name, "count": count, "percent": round(100 * count / top, 1)} for name, count in rows]
+    top = max([count for _, count, _ in rows] or [0]) or 1
+    annotator_rows = [
+        {"name": name, "count": count, "skipped": skipped, "percent": round(100 * count / top, 1)}
+        for name, count, skipped in rows
+    ]
 
     def share(done_key: str, total_key: str) -> dict[str, Any]:
         done, total = _number(progress.get(done_key)), _number(progress.get(total_key))
@@ -149,28 +155,44 @@ def _over_time_chart(points: Any) -> str:
     )
 
 
+def _stored_histograms(plots: dict[str, Any], dashboard: Dashboard) -> list[tuple[str, list[float], list[int]]]:
+    """(criterion, edges, counts) in the project's criterion order, from either stored shape.
+
+    The aggregation service writes {"hesitation": {"bins": edges, "criteria": [{"name", "counts", …}]}}; a keyed
+    {"hesitation_histogram": {name: {"edges", "counts"}}} is read too.
+    """
+
+    def numbers(values: Any) -> list[float]:
+        return [float(v) for v in values if _number(v) is not None] if isinstance(values, list) else []
+
+    found: list[tuple[str, list[float], list[int]]] = []
+    hesitation = _dict(plots.get("hesitation"))
+    if isinstance(hesitation.get("criteria"), list):
+        edges = numbers(hesitation.get("bins"))
+        for entry in hesitation["criteria"]:
+            entry = _dict(entry)
+            found.append((str(entry.get("name", "")), edges, [int(c) for c in numbers(entry.get("counts"))]))
+    for name, raw in _dict(plots.get("hesitation_histogram")).items():
+        raw = _dict(raw)
+        found.append((str(name), numbers(raw.get("edges")), [int(c) for c in numbers(raw.get("counts"))]))
+    # Stored JSON keys come back in whatever order the database keeps them: show criteria in the project's order.
+    order = {criterion.name: index for index, criterion in enumerate(dashboard.criteria)}
+    return sorted(found, key=lambda entry: (order.get(entry[0], len(order)), entry[0]))
+
+
 def _plots_context(dashboard: Dashboard) -> dict[str, Any]:
     plots = dashboard.plots
     histograms = []
-    stored = plots.get("hesitation_histogram")
-    if isinstance(stored, dict):
-        # Criteria in the project's order (stored JSON keys come back in whatever order the database keeps them).
-        order = {criterion.name: index for index, criterion in enumerate(dashboard.criteria)}
-        for name, raw in sorted(stored.items(), key=lambda pair: (order.get(pair[0], len(order)), pair[0])):
-            raw = raw if isinstance(raw, dict) else {}
-            chart = svg.histogram(
-                edges=[float(e) for e in raw.get("edges", []) if _number(e) is not None],
-                counts=[int(c) for c in raw.get("counts", []) if _number(c) is not None],
-                title=f"Hesitation π for {name}",
-                x_label="hesitation π = 1 − μ − ν",
-            )
-            histograms.append({"criterion": name, "svg": mark_safe(chart)})
+    for name, edges, counts in _stored_histograms(plots, dashboard):
+        chart = svg.histogram(
+            edges=edges, counts=counts, title=f"Hesitation π for {name}", x_label="hesitation π = 1 − μ − ν"
+        )
+        histograms.append({"criterion": name, "svg": mark_safe(chart)})
     aggregates = dashboard.annotator_aggregates
     weights = svg.bar_chart(
         labels=[a.annotator.get_username() for a in aggregates],
         values=[a.weight for a in aggregates],
         title="Annotator weights (Eq. 8)",
-        maximum=1.0,
     )
     return {
         "plots_computed": bool(plots),

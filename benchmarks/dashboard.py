@@ -156,16 +156,25 @@ def build_project(*, n_items: int, n_annotators: int = 8, name: str | None = Non
         ]
     )
     edges = [round(i / 20, 2) for i in range(21)]
-    histogram = {
-        criterion: {"edges": edges, "counts": [int(n_items * (k + 1) * (20 - k) / 1540 * 3) for k in range(20)]}
-        for criterion in ("helpfulness", "accuracy", "safety")
+    hesitation = {
+        "bins": edges,
+        "criteria": [
+            {
+                "criterion_id": criterion.pk,
+                "name": criterion.name,
+                "counts": [int(n_items * (k + 1) * (20 - k) / 1540 * 3 * (1 + 0.3 * c)) for k in range(20)],
+                "n": n_items * 6,
+            }
+            for c, criterion in enumerate(project.criteria.all())
+        ],
     }
     over_time = [
         {
             "date": (now - timedelta(days=13 - d)).date().isoformat(),
-            "pairwise_with_ties": estimate(0.55 + d * 0.015 + rng.uniform(-0.02, 0.02), 100 * (d + 1), 0.04),
-            "alpha_interval": estimate(0.35 + d * 0.02 + rng.uniform(-0.03, 0.03), 100 * (d + 1), 0.05),
-            "ifs": estimate(0.7 + d * 0.01, 100 * (d + 1), 0.02),
+            "n_labels": 100 * (d + 1),
+            "pairwise_with_ties": 0.55 + d * 0.015 + rng.uniform(-0.02, 0.02),
+            "alpha_interval": 0.35 + d * 0.02 + rng.uniform(-0.03, 0.03),
+            "ifs": 0.7 + d * 0.01,
         }
         for d in range(14)
     ]
@@ -195,16 +204,21 @@ def build_project(*, n_items: int, n_annotators: int = 8, name: str | None = Non
                 "explanation": "Not eligible: blind agreement 0.740 is below the threshold 0.9.",
             },
         },
-        plots={"hesitation_histogram": histogram, "agreement_over_time": over_time, "weights": []},
+        plots={"hesitation": hesitation, "agreement_over_time": over_time, "weights": []},
         progress={
             "items_total": n_items,
             "items_done": done,
             "labels_needed": n_items * 3,
             "labels_done": done * 3 + n_items // 7,
-            "per_annotator": {
-                str(user.pk): {"username": user.get_username(), "labels_done": 3 * done // n_annotators - 37 * i}
+            "annotators": [
+                {
+                    "annotator_id": user.pk,
+                    "username": user.get_username(),
+                    "labels": 3 * done // n_annotators - 37 * i,
+                    "skipped": i % 3,
+                }
                 for i, user in enumerate(annotators)
-            },
+            ],
         },
         computed_at=now,
         agreement_computed_at=now,
