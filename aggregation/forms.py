@@ -52,15 +52,20 @@ class ProjectSettingsForm(forms.Form):
     weight_consistency = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="α in Eq. 8.")
     weight_expertise = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="β in Eq. 8.")
     weight_agreement = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="γ in Eq. 8; α + β + γ = 1.")
-    llm_base_url = forms.CharField(required=False, max_length=300, help_text="OpenAI-compatible endpoint.")
-    llm_model = forms.CharField(required=False, max_length=200)
+    llm_base_url = forms.CharField(
+        label="LLM base URL", required=False, max_length=300, help_text="OpenAI-compatible endpoint."
+    )
+    llm_model = forms.CharField(label="LLM model", required=False, max_length=200)
     llm_api_key = forms.CharField(
+        label="API key",
         required=False,
         max_length=300,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
         help_text="Write-only: leave empty to keep the stored key.",
     )
-    llm_instruction_template = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    llm_instruction_template = forms.CharField(
+        label="Instruction template", required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
         kwargs["initial"] = {name: getattr(project, name) for name in self.base_fields if name != "llm_api_key"}
