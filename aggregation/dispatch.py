@@ -1,7 +1,7 @@
 """The one door from writes elsewhere to background recomputation. Call inside the writing transaction.
 
 After the transaction commits, the changed items are recomputed (one task per save) and the project-level figures
-are scheduled DEBOUNCED: a Redis key ``penumbra:project-recompute:<id>`` (SET NX with an expiry) marks a pending
+are scheduled DEBOUNCED: a Redis key ``penumbra:<queue>:project-recompute:<id>`` (SET NX with an expiry) marks a pending
 ``project_recompute`` task, sent with a countdown of ``AGGREGATION_PROJECT_DELAY`` seconds only when none is
 pending, so a burst of saves costs one project run. The task deletes the key when it starts, so a save that lands
 during a run schedules the next one.
@@ -30,7 +30,8 @@ from django.db import close_old_connections, transaction
 
 logger = logging.getLogger(__name__)
 
-PENDING_KEY = "penumbra:project-recompute:{project_id}"
+# Namespaced by queue, so deployments (and parallel test sessions) sharing one Redis do not debounce each other.
+PENDING_KEY = "penumbra:{queue}:project-recompute:{project_id}"
 _redis_clients: dict[str, Any] = {}
 
 
@@ -75,6 +76,10 @@ def _redis_client() -> Any | None:
     return client
 
 
+def _pending_key(app: Any, project_id: int) -> str:
+    return PENDING_KEY.format(queue=app.conf.task_default_queue, project_id=project_id)
+
+
 def project_recompute_schedule(*, project_id: int) -> bool:
     """Send ``project_recompute`` with a countdown unless one is already pending; True if sent.
 
@@ -88,7 +93,7 @@ def project_recompute_schedule(*, project_id: int) -> bool:
         return True
     delay = int(getattr(settings, "AGGREGATION_PROJECT_DELAY", 3))
     client = _redis_client()
-    key = PENDING_KEY.format(project_id=project_id)
+    key = _pending_key(app, project_id)
     if client is not None:
         # The expiry outlives the countdown and the task's hard limit, so a lost message unblocks itself.
         expiry = delay + int(tasks.PROJECT_TIME_LIMIT) + 60
@@ -109,7 +114,7 @@ def project_recompute_pending_clear(*, project_id: int) -> None:
     if client is None:
         return
     try:
-        client.delete(PENDING_KEY.format(project_id=project_id))
+        client.delete(_pending_key(_celery_app(), project_id))
     except Exception:
         logger.warning("Could not clear the pending flag of project %s; it expires by itself", project_id)
 

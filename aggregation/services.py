@@ -306,7 +306,7 @@ def item_figures_compute(data: Judgments, annotator_weight: FloatArray) -> ItemF
     n_items, n_positions = exists.shape
 
     by_operator: dict[str, tuple[ifs.IFS, ifs.IFS]] = {}
-    has_ifs = data.present.any(axis=(1, 2, 3)) if data.present.size else np.zeros(n_items, dtype=bool)
+    has_ifs = np.asarray(data.present.any(axis=(1, 2, 3)) if data.present.size else np.zeros(n_items), dtype=bool)
     if has_ifs.any():
         for operator in ifs.OPERATORS:
             per_criterion = ifs.aggregate(data.mu, data.nu, operator, w=entry_weight, mask=data.present)
@@ -674,13 +674,15 @@ def _mean_with_ci(values: FloatArray, seed: int) -> dict[str, Any]:
 
 
 def _hesitation_histograms(data: Judgments) -> dict[str, Any]:
-    edges = np.linspace(0.0, 1.0, HESITATION_BINS + 1)
+    """Counts of π per criterion in HESITATION_BINS equal bins of [0, 1]; a bin holds its lower edge, the last one
+    also 1. Binned in whole per-mille, as stored, so a value on an edge (π = 0.3) never falls by rounding."""
+    edges = np.linspace(0, PERMILLE, HESITATION_BINS + 1)
     names = dict(data.project.criteria.values_list("pk", "name"))
-    pi = 1.0 - data.mu - data.nu
+    pi = np.rint(PERMILLE * (1.0 - data.mu - data.nu))
     criteria = []
     for c, criterion_id in enumerate(data.criterion_ids.tolist()):
         values = pi[:, :, c, :][data.present[:, :, c, :]]
-        counts, _ = np.histogram(np.clip(values, 0.0, 1.0), bins=edges)
+        counts, _ = np.histogram(values, bins=edges)
         criteria.append(
             {
                 "criterion_id": criterion_id,
@@ -689,7 +691,7 @@ def _hesitation_histograms(data: Judgments) -> dict[str, Any]:
                 "n": int(values.size),
             }
         )
-    return {"bins": [round(float(e), 6) for e in edges], "criteria": criteria}
+    return {"bins": [round(float(e) / PERMILLE, 6) for e in edges], "criteria": criteria}
 
 
 def _agreement_over_time(data: Judgments, s: FloatArray, tie_band: float) -> list[dict[str, Any]]:
@@ -869,21 +871,22 @@ def project_aggregates_recompute(*, project_id: int) -> dict[str, Any]:
     moved = annotator_aggregates_recompute(project_id=project_id)
     items = item_aggregates_recompute(project_id=project_id) if moved else 0
     project_agreement_recompute(project_id=project_id)
-    done = {"weights_moved": moved, "items": items, "suggestion_figures": False, "handoff": False}
+    done: dict[str, Any] = {"weights_moved": moved, "items": items, "suggestion_figures": False, "handoff": False}
     # Written by the suggestions side; imported here so the project run triggers them in the right order
-    # (after the agreement, which their human-human ceiling reads). Absent modules are skipped.
+    # (after the agreement, which their human-human ceiling reads). Imported defensively while those modules
+    # were being written in parallel: an absent module is skipped, not an error.
     try:
         from aggregation.suggestion_figures import suggestion_figures_recompute
     except ImportError:
-        suggestion_figures_recompute = None
-    if suggestion_figures_recompute is not None:
+        logger.warning("aggregation.suggestion_figures is missing; suggestion figures not recomputed")
+    else:
         suggestion_figures_recompute(project_id=project_id)
         done["suggestion_figures"] = True
     try:
         from aggregation.handoff import handoff_evaluate
     except ImportError:
-        handoff_evaluate = None
-    if handoff_evaluate is not None:
+        logger.warning("aggregation.handoff is missing; handoff not evaluated")
+    else:
         handoff_evaluate(project_id=project_id)
         done["handoff"] = True
     return done

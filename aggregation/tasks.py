@@ -23,17 +23,16 @@ RECONCILE_TIME_LIMIT = 600
 #: Items per task when reconciliation sends stale items back through the queue.
 RECONCILE_CHUNK = 2000
 
-_common = {
-    "acks_late": True,
-    "autoretry_for": (OperationalError,),
-    "retry_backoff": True,
-    "retry_backoff_max": 60,
-    "max_retries": 5,
-}
-
 
 @shared_task(
-    name="aggregation.item_aggregates", soft_time_limit=ITEM_TIME_LIMIT, time_limit=ITEM_TIME_LIMIT + 30, **_common
+    name="aggregation.item_aggregates",
+    soft_time_limit=ITEM_TIME_LIMIT,
+    time_limit=ITEM_TIME_LIMIT + 30,
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    max_retries=5,
 )
 def item_aggregates(project_id: int, item_ids: list[int]) -> int:
     """Recompute the aggregates of these items; returns how many items got one."""
@@ -46,7 +45,11 @@ def item_aggregates(project_id: int, item_ids: list[int]) -> int:
     name="aggregation.project_recompute",
     soft_time_limit=PROJECT_TIME_LIMIT,
     time_limit=PROJECT_TIME_LIMIT + 60,
-    **_common,
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    max_retries=5,
 )
 def project_recompute(project_id: int) -> dict[str, object]:
     """Weights, then item aggregates if the weights moved, then agreement, plots, progress, suggestion figures and
@@ -61,7 +64,11 @@ def project_recompute(project_id: int) -> dict[str, object]:
     name="aggregation.aggregates_reconcile",
     soft_time_limit=RECONCILE_TIME_LIMIT,
     time_limit=RECONCILE_TIME_LIMIT + 30,
-    **_common,
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    max_retries=5,
 )
 def aggregates_reconcile() -> dict[str, int]:
     """Periodic (beat): send stale items and projects back through the queue, so nothing is lost when Redis or

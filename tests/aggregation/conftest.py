@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import pytest
 from django.db.models import F
@@ -77,3 +78,27 @@ def annotate_binary(item: Item, annotator, choice: int, time_spent_ms: int = 100
 
 def annotate_likert(item: Item, annotator, value: int, time_spent_ms: int = 1000) -> Annotation:
     return _annotation(item, annotator, Project.Mode.LIKERT, time_spent_ms, likert_value=value)
+
+
+@contextmanager
+def celery_configured(**overrides: object) -> Iterator[None]:
+    """Point the test process's Celery app at another broker or queue, and put everything back afterwards.
+
+    The app caches its connection and producer pools for the first broker it talked to, so both are dropped on
+    the way in and on the way out.
+    """
+    from config.celery import app
+
+    saved = {key: app.conf.get(key) for key in overrides}
+
+    def reset_pools() -> None:
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    reset_pools()
+    app.conf.update(**overrides)
+    try:
+        yield
+    finally:
+        app.conf.update(**saved)
+        reset_pools()

@@ -1,0 +1,59 @@
+"""Recomputing twice leaves the same rows: no duplicates, same values, same primary keys for upserted tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from aggregation import services
+from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, ResponseAggregate
+from tests.aggregation.conftest import annotate_ifs, project_make
+
+
+def _snapshot():
+    return (
+        sorted(
+            ItemAggregate.objects.values_list("pk", "item_id", "best_position", "p_best", "agreement", "n_annotators")
+        ),
+        sorted(
+            ResponseAggregate.objects.values_list("response_id", "criterion_id", "operator", "mu", "nu"),
+            key=lambda row: (row[0], row[1] or 0, row[2]),
+        ),
+        sorted(AnnotatorAggregate.objects.values_list("pk", "annotator_id", "weight", "expertise", "agreement")),
+        list(ProjectAggregate.objects.values_list("pk", "agreement", "progress")),
+    )
+
+
+@pytest.mark.django_db
+def test_running_everything_twice_changes_nothing():
+    project, items, annotators = project_make(criteria=(("a", 0.5), ("b", 0.5)), n_items=4)
+    for i, item in enumerate(items):
+        for k, annotator in enumerate(annotators):
+            annotate_ifs(item, annotator, [[(100 * (i + k) % 900, 50), (300, 200)], [(200, 100 * k), (500, 500)]])
+
+    services.project_aggregates_recompute(project_id=project.pk)
+    services.item_aggregates_recompute(project_id=project.pk)
+    first = _snapshot()
+    services.project_aggregates_recompute(project_id=project.pk)
+    services.item_aggregates_recompute(project_id=project.pk)
+    services.item_aggregates_recompute(project_id=project.pk, item_ids=[items[0].pk, items[0].pk])
+
+    assert _snapshot() == first
+    assert ItemAggregate.objects.count() == 4
+    assert ResponseAggregate.objects.count() == 4 * 2 * 3 * 3  # items × responses × (criteria + overall) × operators
+    assert AnnotatorAggregate.objects.count() == 3
+    assert ProjectAggregate.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_an_item_whose_labels_are_gone_loses_its_human_aggregate():
+    project, items, annotators = project_make(n_items=2, n_annotators=1)
+    annotation = annotate_ifs(items[0], annotators[0], [(800, 100), (200, 700)])
+    annotate_ifs(items[1], annotators[0], [(800, 100), (200, 700)])
+    services.item_aggregates_recompute(project_id=project.pk)
+
+    annotation.delete()
+    services.item_aggregates_recompute(project_id=project.pk, item_ids=[items[0].pk])
+
+    assert not ItemAggregate.objects.filter(item=items[0]).exists()
+    assert not ResponseAggregate.objects.filter(item=items[0]).exists()
+    assert ItemAggregate.objects.filter(item=items[1]).exists()
