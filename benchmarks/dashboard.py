@@ -227,6 +227,9 @@ def build_project(*, n_items: int, n_annotators: int = 8, name: str | None = Non
     return project, lead
 
 
+slowest: dict[int, list[tuple[float, str]]] = {}
+
+
 def measure(*, project, lead, renders: int) -> dict[str, float]:
     from django.db import connection
     from django.test import Client
@@ -242,12 +245,17 @@ def measure(*, project, lead, renders: int) -> dict[str, float]:
         with CaptureQueriesContext(connection) as captured:
             response = client.get(url, **headers)
         assert response.status_code == 200, response.status_code
+        # Read now: every request start empties the connection's query log.
+        queries = [(float(q["time"]) * 1000, q["sql"]) for q in captured.captured_queries]
         timings = []
         for _ in range(renders):
             started = time.perf_counter()
             client.get(url, **headers)
             timings.append((time.perf_counter() - started) * 1000)
-        results[f"{label}_queries"] = len(captured.captured_queries)
+        results[f"{label}_queries"] = len(queries)
+        results[f"{label}_sql_ms"] = sum(ms for ms, _ in queries)
+        if label == "page":
+            slowest[project.pk] = sorted(queries, reverse=True)[:3]
         results[f"{label}_median_ms"] = statistics.median(timings)
         results[f"{label}_p95_ms"] = sorted(timings)[max(0, int(len(timings) * 0.95) - 1)]
         results[f"{label}_bytes"] = len(response.content)
@@ -295,21 +303,27 @@ def main() -> None:
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
         rows.append((size, measure(project=project, lead=lead, renders=args.renders)))
+        large_project = project
 
     (small, a), (large, b) = rows
     print()
     print(f"Dashboard of a lead, {args.renders} renders each, test Client against PostgreSQL")
-    print(f"{'':28}{small:>12,} items{large:>14,} items{'ratio':>10}")
-    for key, label, fmt in (
-        ("page_queries", "queries (page)", "{:>18.0f}"),
-        ("fragment_queries", "queries (HTMX fragment)", "{:>18.0f}"),
-        ("page_median_ms", "median render, page (ms)", "{:>18.1f}"),
-        ("page_p95_ms", "p95 render, page (ms)", "{:>18.1f}"),
-        ("fragment_median_ms", "median render, fragment (ms)", "{:>18.1f}"),
-        ("page_bytes", "page size (bytes)", "{:>18.0f}"),
+    print(f"{'':32}{f'{small:,} items':>16}{f'{large:,} items':>16}{'ratio':>9}")
+    for key, label, digits in (
+        ("page_queries", "queries, page", 0),
+        ("fragment_queries", "queries, HTMX fragment", 0),
+        ("page_sql_ms", "time in SQL, page (ms)", 1),
+        ("page_median_ms", "median render, page (ms)", 1),
+        ("page_p95_ms", "p95 render, page (ms)", 1),
+        ("fragment_median_ms", "median render, fragment (ms)", 1),
+        ("page_bytes", "page size (bytes)", 0),
     ):
         ratio = b[key] / a[key] if a[key] else float("nan")
-        print(f"{label:28}{fmt.format(a[key])}{fmt.format(b[key]):>20}{ratio:>10.2f}")
+        print(f"{label:32}{a[key]:>16,.{digits}f}{b[key]:>16,.{digits}f}{ratio:>9.2f}")
+    print()
+    print(f"Slowest queries of one page render at {large:,} items:")
+    for ms, statement in slowest[large_project.pk]:
+        print(f"  {ms:7.1f} ms  {statement[:110]}")
 
 
 if __name__ == "__main__":
