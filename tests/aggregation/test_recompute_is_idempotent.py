@@ -24,7 +24,9 @@ def _snapshot():
 
 
 @pytest.mark.django_db
-def test_running_everything_twice_changes_nothing():
+@pytest.mark.parametrize("copy_threshold", [services.COPY_THRESHOLD, 1], ids=["bulk_create", "copy_on_postgresql"])
+def test_running_everything_twice_changes_nothing(copy_threshold, monkeypatch):
+    monkeypatch.setattr(services, "COPY_THRESHOLD", copy_threshold)
     project, items, annotators = project_make(criteria=(("a", 0.5), ("b", 0.5)), n_items=4)
     for i, item in enumerate(items):
         for k, annotator in enumerate(annotators):
