@@ -1,0 +1,211 @@
+"""Every API endpoint × {anonymous, outsider, annotator of another project, annotator, lead}.
+
+Anonymous callers are refused (401/403); anyone outside the project gets 404 (its ids do not leak); annotators
+read the project, its items and their own labels, and nothing else: not the aggregates, the stats, the exports, the
+suggestions, the jobs or other annotators' labels; only leads change settings, import or export. Blind items'
+suggestions carry a unique marker that must appear in no response an annotator can reach.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from annotation.models import Annotation
+from projects.models import Item, Job
+from tests.exports.builders import BLIND_MARKER, SHOWN_MARKER
+
+PERSONAS = ("anonymous", "outsider", "other_annotator", "annotator", "lead")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    method: str
+    path: str  # formatted with project, item, job, own, theirs
+    lead: int
+    annotator: int
+    body: dict[str, Any] | None = None
+    upload: bool = False
+    # Not scoped to one project: members of nothing still get an answer.
+    global_status: int | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+ENDPOINTS = [
+    Endpoint("project list", "get", "/api/projects/", 200, 200, global_status=200),
+    Endpoint("project create", "post", "/api/projects/", 201, 201, body={"name": "Mine"}, global_status=201),
+    Endpoint("project detail", "get", "/api/projects/{project}/", 200, 200),
+    Endpoint("project settings", "patch", "/api/projects/{project}/", 200, 404, body={"overlap": 4}),
+    Endpoint("criteria read", "get", "/api/projects/{project}/criteria/", 200, 200),
+    Endpoint(
+        "criteria set", "put", "/api/projects/{project}/criteria/", 200, 404, body=[{"name": "overall", "weight": 1}]
+    ),
+    Endpoint("member list", "get", "/api/projects/{project}/members/", 200, 404),
+    Endpoint(
+        "member add",
+        "post",
+        "/api/projects/{project}/members/",
+        201,
+        404,
+        body={"username": "spare", "role": "annotator"},
+    ),
+    Endpoint("item list", "get", "/api/projects/{project}/items/", 200, 200),
+    Endpoint("item detail", "get", "/api/projects/{project}/items/{item}/", 200, 200),
+    Endpoint("blind item detail", "get", "/api/projects/{project}/items/{blind_item}/", 200, 200),
+    Endpoint("item import", "post", "/api/projects/{project}/items/import/", 202, 404, upload=True),
+    Endpoint("label import", "post", "/api/projects/{project}/labels/import/", 202, 404, upload=True),
+    Endpoint("job list", "get", "/api/projects/{project}/jobs/", 200, 404),
+    Endpoint("job detail", "get", "/api/jobs/{job}/", 200, 404),
+    Endpoint("export download", "get", "/api/jobs/{job}/download/", 200, 404),
+    Endpoint("annotation list", "get", "/api/projects/{project}/annotations/", 200, 200),
+    Endpoint("own annotation", "get", "/api/projects/{project}/annotations/{own}/", 200, 200),
+    Endpoint("other's annotation", "get", "/api/projects/{project}/annotations/{theirs}/", 200, 404),
+    Endpoint(
+        "edit other's annotation",
+        "put",
+        "/api/projects/{project}/annotations/{theirs}/",
+        404,
+        404,
+        body={"values": [{"position": 0, "mu": 0.1, "nu": 0.1}, {"position": 1, "mu": 0.1, "nu": 0.1}]},
+    ),
+    Endpoint(
+        "annotate",
+        "post",
+        "/api/projects/{project}/annotations/",
+        400,  # a lead is not an annotator of the project: the service refuses, naming the field
+        201,
+        body={
+            "item": "{unlabelled}",
+            "values": [{"position": 0, "mu": 0.6, "nu": 0.2}, {"position": 1, "mu": 0.2, "nu": 0.6}],
+        },
+    ),
+    Endpoint("stats", "get", "/api/projects/{project}/stats/", 200, 404),
+    Endpoint("item aggregates", "get", "/api/projects/{project}/aggregates/items/", 200, 404),
+    Endpoint("annotator aggregates", "get", "/api/projects/{project}/aggregates/annotators/", 200, 404),
+    Endpoint("suggestions", "get", "/api/projects/{project}/suggestions/", 200, 404),
+    Endpoint("export dpo", "get", "/api/projects/{project}/export/?format=dpo", 200, 404),
+    Endpoint("export annotations", "get", "/api/projects/{project}/export/?format=annotations", 200, 404),
+    Endpoint("export job", "post", "/api/projects/{project}/export/?format=soft", 202, 404),
+]
+
+
+@pytest.fixture
+def world(labelled_project, lead, annotator, annotator2, other_project, settings, tmp_path) -> dict[str, Any]:
+    from tests.factories import UserFactory
+
+    settings.MEDIA_ROOT = tmp_path
+    UserFactory(username="spare")
+    project = labelled_project
+    blind_item = project.items.filter(is_blind=True).order_by("id").first()
+    item = project.items.filter(is_blind=False).order_by("id").first()
+    unlabelled = Item.objects.create(
+        project=project, external_id="fresh", prompt="Fresh", blind_draw=0.9, queue_key=0.5, is_blind=False
+    )
+    for position in (0, 1):
+        unlabelled.responses.create(position=position, text=f"fresh {position}")
+    path = default_storage.save("exports/matrix.jsonl", SimpleUploadedFile("x", b'{"a": 1}\n'))
+    job = Job.objects.create(
+        project=project, kind=Job.Kind.EXPORT, status=Job.Status.DONE, result={"file": path, "filename": "x.jsonl"}
+    )
+    return {
+        "project": project.pk,
+        "item": item.pk,
+        "blind_item": blind_item.pk,
+        "unlabelled": unlabelled.pk,
+        "job": job.pk,
+        "own": Annotation.objects.get(item=item, annotator=annotator).pk,
+        "theirs": Annotation.objects.get(item=item, annotator=annotator2).pk,
+        "users": {
+            "anonymous": None,
+            "outsider": "outsider",
+            "other_annotator": "elsewhere",
+            "annotator": "annotator",
+            "lead": "lead",
+        },
+    }
+
+
+def _client(world: dict[str, Any], persona: str, django_user_model) -> Client:
+    client = Client()
+    username = world["users"][persona]
+    if username is not None:
+        if persona == "outsider":
+            from tests.factories import UserFactory
+
+            UserFactory(username="outsider")
+        client.force_login(django_user_model.objects.get(username=username))
+    return client
+
+
+def _fill(value: Any, world: dict[str, Any]) -> Any:
+    if isinstance(value, str) and value.startswith("{") and value.endswith("}") and value[1:-1] in world:
+        return world[value[1:-1]]
+    if isinstance(value, dict):
+        return {k: _fill(v, world) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, world) for v in value]
+    return value
+
+
+def call(client: Client, endpoint: Endpoint, world: dict[str, Any]):
+    path = endpoint.path.format(**{k: v for k, v in world.items() if not isinstance(v, dict)})
+    method = getattr(client, endpoint.method)
+    if endpoint.upload:
+        return method(
+            path, {"file": SimpleUploadedFile("rows.jsonl", b'{"id": "u1", "prompt": "p", "responses": ["a", "b"]}\n')}
+        )
+    if endpoint.body is not None:
+        return method(path, json.dumps(_fill(endpoint.body, world)), content_type="application/json")
+    return method(path)
+
+
+def content(response) -> str:
+    if getattr(response, "streaming", False):
+        return b"".join(response.streaming_content).decode()
+    return response.content.decode()
+
+
+def expected_status(endpoint: Endpoint, persona: str) -> set[int]:
+    if persona == "anonymous":
+        return {401, 403}
+    if persona in ("outsider", "other_annotator"):
+        return {endpoint.global_status} if endpoint.global_status else {404}
+    return {endpoint.lead if persona == "lead" else endpoint.annotator}
+
+
+@pytest.mark.parametrize("persona", PERSONAS)
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.name for e in ENDPOINTS])
+def test_permission_matrix(endpoint, persona, world, django_user_model):
+    response = call(_client(world, persona, django_user_model), endpoint, world)
+
+    assert response.status_code in expected_status(endpoint, persona), content(response)[:300]
+    body = content(response)
+    if persona != "lead":
+        assert BLIND_MARKER not in body
+        assert SHOWN_MARKER not in body  # the API never sends annotators a suggestion (the page records exposures)
+    if persona in ("outsider", "other_annotator", "anonymous"):
+        assert "Question" not in body  # no prompt of the project reaches anyone outside it
+
+
+@pytest.mark.parametrize("endpoint", [e for e in ENDPOINTS if e.method == "get"], ids=lambda e: e.name)
+def test_leads_do_see_the_marker_where_suggestions_belong(endpoint, world, django_user_model):
+    """The marker is findable: the annotator assertions above would catch a leak, not pass by accident."""
+    body = content(call(_client(world, "lead", django_user_model), endpoint, world))
+    if endpoint.name in ("item list", "blind item detail", "suggestions"):
+        assert BLIND_MARKER in body
+
+
+def test_annotator_responses_hold_no_blind_flag_or_other_labels(world, django_user_model, annotator2):
+    client = _client(world, "annotator", django_user_model)
+    items = client.get(f"/api/projects/{world['project']}/items/").json()["results"]
+    labels = client.get(f"/api/projects/{world['project']}/annotations/").json()["results"]
+
+    assert all("is_blind" not in item and "suggestion" not in item for item in items)
+    assert {label["annotator"] for label in labels} == {"annotator"}
