@@ -41,6 +41,8 @@ DEFAULT_TIE_BAND = 0.05
 TIE_LABEL = 0.0
 
 _BOOTSTRAP_CHUNK_CELLS = 4_000_000
+_SMALL_LABEL_RANGE = 1024
+_FEW_CATEGORIES = 16
 
 
 @dataclass(frozen=True)
@@ -177,30 +179,47 @@ def _interval_alpha_from_sums(sums: FloatArray) -> FloatArray:
         return np.asarray(1.0 - observed / expected, dtype=np.float64)
 
 
-def _category_counts(labels: ArrayLike, mask: ArrayLike | None) -> FloatArray:
-    """n_uc: how many coders gave unit u category c (categories are the distinct present labels)."""
+def _category_counts(labels: ArrayLike, mask: ArrayLike | None) -> tuple[FloatArray, FloatArray]:
+    """n_uc, how many coders gave unit u category c, and the categories (the distinct present labels, sorted)."""
     x = np.asarray(labels, dtype=np.float64)
     present = _presence(x, mask)
-    categories, codes = np.unique(x[present], return_inverse=True)
-    units = np.nonzero(present)[0]
-    n_categories = max(len(categories), 1)
-    flat = np.bincount(units * n_categories + codes.ravel(), minlength=x.shape[0] * n_categories)
-    return flat.reshape(x.shape[0], n_categories).astype(np.float64)
+    given = x[present]
+    if given.size == 0:
+        return np.zeros((x.shape[0], 0)), np.zeros(0)
+    low, high = given.min(), given.max()
+    if high - low < _SMALL_LABEL_RANGE and np.array_equal(given, np.floor(given)):
+        # Integer labels in a small range (choices, signs, Likert points): found by counting, not by sorting.
+        categories = np.flatnonzero(np.bincount((given - low).astype(np.intp))) + low
+    else:
+        categories = np.unique(given)
+    if categories.size <= _FEW_CATEGORIES:
+        counts = np.stack(
+            [np.einsum("uk->u", ((x == c) & present).astype(np.float64)) for c in categories], axis=1
+        )
+    else:
+        units = np.nonzero(present)[0]
+        codes = np.searchsorted(categories, given)
+        flat = np.bincount(units * categories.size + codes, minlength=x.shape[0] * categories.size)
+        counts = flat.reshape(x.shape[0], categories.size).astype(np.float64)
+    return counts, np.asarray(categories, dtype=np.float64)
 
 
-def _nominal_unit_stats(labels: ArrayLike, mask: ArrayLike | None) -> FloatArray:
+def _nominal_stats_from_counts(counts: FloatArray) -> FloatArray:
     """Rows (observed-disagreement term, m_u, n_u1 … n_uC) for pairable units.
 
     The term is Σ_{c≠k} n_uc n_uk/(m_u − 1) = (m_u² − Σ_c n_uc²)/(m_u − 1): the off-diagonal mass of the unit's
     coincidence matrix, with only C (few) categories and no V × V matrix over values.
     """
-    counts = _category_counts(labels, mask)
     m = counts.sum(axis=1)
     pairable = m >= 2
     counts = counts[pairable]
     m = m[pairable]
     term = (m * m - (counts * counts).sum(axis=1)) / (m - 1.0)
     return np.column_stack([term, m, counts])
+
+
+def _nominal_unit_stats(labels: ArrayLike, mask: ArrayLike | None) -> FloatArray:
+    return _nominal_stats_from_counts(_category_counts(labels, mask)[0])
 
 
 def _nominal_alpha_from_sums(sums: FloatArray) -> FloatArray:
@@ -213,20 +232,23 @@ def _nominal_alpha_from_sums(sums: FloatArray) -> FloatArray:
         return np.asarray(1.0 - observed / expected, dtype=np.float64)
 
 
-def _pairwise_unit_stats(
-    labels: ArrayLike, mask: ArrayLike | None, with_ties: bool, tie_label: float
-) -> FloatArray:
+def _pairwise_stats_from_counts(counts: FloatArray) -> FloatArray:
     """Rows (agreeing pairs, pairs) per unit with at least one pair: Σ_c C(n_uc, 2) and C(m_u, 2)."""
-    x = np.asarray(labels, dtype=np.float64)
-    present = _presence(x, mask)
-    if not with_ties:
-        present = present & (x != tie_label)
-    counts = _category_counts(x, present)
     m = counts.sum(axis=1)
     pairs = m * (m - 1.0) / 2.0
     agreeing = (counts * (counts - 1.0) / 2.0).sum(axis=1)
     keep = pairs > 0
     return np.column_stack([agreeing[keep], pairs[keep]])
+
+
+def _pairwise_unit_stats(
+    labels: ArrayLike, mask: ArrayLike | None, with_ties: bool, tie_label: float
+) -> FloatArray:
+    counts, categories = _category_counts(labels, mask)
+    if not with_ties:
+        # Dropping the tie column drops every pair in which someone chose a tie.
+        counts = counts[:, categories != tie_label]
+    return _pairwise_stats_from_counts(counts)
 
 
 def _ratio_from_sums(sums: FloatArray) -> FloatArray:
@@ -388,9 +410,10 @@ def cross_mode_agreement(
     present = _presence(s, mask)
     signs = preference_sign(np.where(present, s, np.nan), tie_band)
     interval = _interval_unit_stats(s, present)
-    nominal = _nominal_unit_stats(signs, present)
-    with_ties = _pairwise_unit_stats(signs, present, True, TIE_LABEL)
-    without_ties = _pairwise_unit_stats(signs, present, False, TIE_LABEL)
+    counts, categories = _category_counts(signs, present)
+    nominal = _nominal_stats_from_counts(counts)
+    with_ties = _pairwise_stats_from_counts(counts)
+    without_ties = _pairwise_stats_from_counts(counts[:, categories != TIE_LABEL])
     return {
         "alpha_interval": _estimate_from_unit_stats(
             interval, _interval_alpha_from_sums, int(interval[:, 1].sum()), n_boot, seed, level

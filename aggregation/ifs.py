@@ -28,6 +28,7 @@ All three are idempotent, bounded, monotone and return valid IFS values, and com
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -55,6 +56,8 @@ UNDEFINED = -2
 # Gaps within this of the tolerance count as reaching it: per-mille inputs make exact boundaries common
 # (0.3 − 0.2 is 0.09999999999999998 in binary floating point).
 _TOLERANCE_SLACK = 1e-9
+
+_AXIS_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 class IFS(NamedTuple):
@@ -117,12 +120,22 @@ def _check_valid(mu: FloatArray, nu: FloatArray, present: BoolArray | None) -> N
         )
 
 
+def validate_ifs(mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None = None) -> None:
+    """Raise ``ValueError`` naming the first present value that is not a valid IFS value (NaN included).
+
+    Every operator runs this check unless called with ``validate=False``.
+    """
+    mu_a, nu_a = _as_float(mu), _as_float(nu)
+    if mu_a.shape != nu_a.shape:
+        raise ValueError(f"mu and nu differ in shape: {mu_a.shape} vs {nu_a.shape}")
+    _check_valid(mu_a, nu_a, _prepare_mask(mask, mu_a.shape))
+
+
 def _entry_weights(
     shape: tuple[int, ...], w: ArrayLike | None, present: BoolArray | None, normalize: bool
-) -> FloatArray:
-    """Weights per entry, zero where absent; rows normalised to sum 1 over present annotators when asked.
-
-    Rows with no present annotator of positive weight are all zero; callers turn them into NaN.
+) -> tuple[FloatArray, BoolArray]:
+    """Weights per entry, zero where absent, rows normalised to sum 1 over present annotators when asked; and the
+    cells with no present annotator of positive weight (their rows are all zero; callers report NaN there).
     """
     if w is None:
         weights = np.ones(shape) if present is None else present.astype(np.float64)
@@ -133,11 +146,11 @@ def _entry_weights(
         weights = np.broadcast_to(w_a, shape).astype(np.float64, copy=True)
         if present is not None:
             weights *= present
+    total = _sum_last(weights)
+    empty = np.asarray(total <= 0.0, dtype=bool)
     if normalize:
-        total = _sum_last(weights)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            weights /= np.where(total > 0.0, total, np.inf)[..., None]
-    return weights
+        weights /= np.where(empty, np.inf, total)[..., None]
+    return weights, empty
 
 
 def _sum_last(x: FloatArray) -> FloatArray:
@@ -157,12 +170,71 @@ def _with_empty_cells(out_mu: FloatArray, out_nu: FloatArray, empty: BoolArray) 
     )
 
 
-def _empty_cells(weights: FloatArray) -> BoolArray:
-    return np.asarray(~(weights > 0.0).any(axis=-1), dtype=bool)
-
-
 # --------------------------------------------------------------------------------------------------------------
 # Operators
+
+
+@dataclass(frozen=True)
+class _Operands:
+    """Inputs prepared once for any number of operators."""
+
+    mu: FloatArray  # absent entries set to 0: finite, and weightless below
+    nu: FloatArray
+    weights: FloatArray  # per entry, 0 where absent, rows summing to 1 (or raw, for the unnormalised mean)
+    empty: BoolArray  # cells with no present annotator of positive weight
+    active: BoolArray | None  # weights > 0, or None when every entry is active
+
+
+def _operands(
+    mu: ArrayLike,
+    nu: ArrayLike,
+    w: ArrayLike | None,
+    mask: ArrayLike | None,
+    validate: bool,
+    normalize: bool = True,
+) -> _Operands:
+    mu_a, nu_a, present = _prepare(mu, nu, mask, validate)
+    weights, empty = _entry_weights(mu_a.shape, w, present, normalize)
+    if present is not None:
+        mu_a = np.where(present, mu_a, 0.0)
+        nu_a = np.where(present, nu_a, 0.0)
+    every_entry_active = present is None and (w is None or bool(np.all(_as_float(w) > 0.0)))
+    return _Operands(mu_a, nu_a, weights, empty, None if every_entry_active else weights > 0.0)
+
+
+def _mean_of(operands: _Operands, normalize: bool = True) -> IFS:
+    out_mu = _dot_last(operands.mu, operands.weights)
+    out_nu = _dot_last(operands.nu, operands.weights)
+    if not normalize:
+        total = out_mu + out_nu
+        scale = np.where(total > 1.0, total, 1.0)
+        out_mu = out_mu / scale
+        out_nu = out_nu / scale
+    return _with_empty_cells(out_mu, out_nu, operands.empty)
+
+
+def _ifwa_of(operands: _Operands, eps: float) -> IFS:
+    # Absent entries hold 0, which the clip makes finite under log(); their zero weight then removes them.
+    not_mu = 1.0 - np.clip(operands.mu, eps, 1.0 - eps)
+    # ν ≤ 1 − μ termwise makes Πνᵢ^wᵢ ≤ Π(1−μᵢ)^wᵢ, i.e. a valid output; trimming restores it for inputs that
+    # exceed μ + ν = 1 by rounding, which the power would otherwise amplify.
+    log_nu = np.log(np.minimum(np.clip(operands.nu, eps, 1.0 - eps), not_mu))
+    out_mu = 1.0 - np.exp(_dot_last(np.log(not_mu), operands.weights))
+    out_nu = np.exp(_dot_last(log_nu, operands.weights))
+    return _with_empty_cells(out_mu, out_nu, operands.empty)
+
+
+def _ifwg_of(operands: _Operands) -> IFS:
+    not_nu = 1.0 - operands.nu  # absent entries: 1 − 0, log 0 below
+    mu_a = operands.mu if operands.active is None else np.where(operands.active, operands.mu, 1.0)
+    with np.errstate(divide="ignore"):
+        # Entries of zero weight must contribute log 1 = 0, never 0 · (−inf); μ ≤ 1 − ν termwise keeps the output
+        # valid for inputs off by rounding (see IFWA).
+        log_mu = np.log(np.minimum(mu_a, not_nu))
+        log_not_nu = np.log(not_nu)
+    out_mu = np.exp(_dot_last(log_mu, operands.weights))
+    out_nu = 1.0 - np.exp(_dot_last(log_not_nu, operands.weights))
+    return _with_empty_cells(out_mu, out_nu, operands.empty)
 
 
 def weighted_mean(
@@ -181,20 +253,7 @@ def weighted_mean(
     them, and its guard applies: where μ + ν > 1 both are divided by μ + ν. (With raw weights summing below 1 the
     result shrinks towards (0, 0); that is the paper's behaviour, kept on purpose for comparison.)
     """
-    mu_a, nu_a, present = _prepare(mu, nu, mask, validate)
-    weights = _entry_weights(mu_a.shape, w, present, normalize)
-    if present is not None:
-        mu_a = np.where(present, mu_a, 0.0)
-        nu_a = np.where(present, nu_a, 0.0)
-    out_mu = _dot_last(mu_a, weights)
-    out_nu = _dot_last(nu_a, weights)
-    if not normalize:
-        total = out_mu + out_nu
-        scale = np.where(total > 1.0, total, 1.0)
-        out_mu /= scale
-        out_nu /= scale
-    empty = _empty_cells(weights)
-    return _with_empty_cells(out_mu, out_nu, empty)
+    return _mean_of(_operands(mu, nu, w, mask, validate, normalize), normalize)
 
 
 def ifwa(
@@ -216,18 +275,7 @@ def ifwa(
     """
     if not 0.0 < eps < 0.5:
         raise ValueError("eps must lie in (0, 0.5)")
-    mu_a, nu_a, present = _prepare(mu, nu, mask, validate)
-    weights = _entry_weights(mu_a.shape, w, present, normalize=True)
-    log_not_mu = np.log(1.0 - np.clip(mu_a, eps, 1.0 - eps))
-    log_nu = np.log(np.clip(nu_a, eps, 1.0 - eps))
-    if present is not None:
-        # Absent values may be NaN, and NaN * 0 is NaN: neutralise them rather than rely on the zero weight.
-        log_not_mu = np.where(present, log_not_mu, 0.0)
-        log_nu = np.where(present, log_nu, 0.0)
-    out_mu = 1.0 - np.exp(_dot_last(log_not_mu, weights))
-    out_nu = np.exp(_dot_last(log_nu, weights))
-    empty = _empty_cells(weights)
-    return _with_empty_cells(out_mu, out_nu, empty)
+    return _ifwa_of(_operands(mu, nu, w, mask, validate), eps)
 
 
 def ifwg(
@@ -243,17 +291,7 @@ def ifwg(
     The dual of IFWA, with the dual annihilator: one μᵢ = 0 forces μ = 0 and one νᵢ = 1 forces ν = 1. Inputs are
     not clipped (the log-sum handles zeros exactly: log 0 = −inf gives a product of 0).
     """
-    mu_a, nu_a, present = _prepare(mu, nu, mask, validate)
-    weights = _entry_weights(mu_a.shape, w, present, normalize=True)
-    # Entries of zero weight (absent, or a zero-weight annotator) must contribute log 1 = 0, never 0 * −inf.
-    active = weights > 0.0
-    with np.errstate(divide="ignore"):
-        log_mu = np.log(np.where(active, mu_a, 1.0))
-        log_not_nu = np.log(1.0 - np.where(active, nu_a, 0.0))
-    out_mu = np.exp(_dot_last(log_mu, weights))
-    out_nu = 1.0 - np.exp(_dot_last(log_not_nu, weights))
-    empty = ~active.any(axis=-1)
-    return _with_empty_cells(out_mu, out_nu, empty)
+    return _ifwg_of(_operands(mu, nu, w, mask, validate))
 
 
 def aggregate(
@@ -279,6 +317,27 @@ def aggregate(
     raise ValueError(f"unknown operator {operator!r}; expected one of {OPERATORS}")
 
 
+def aggregate_all(
+    mu: ArrayLike,
+    nu: ArrayLike,
+    w: ArrayLike | None = None,
+    mask: ArrayLike | None = None,
+    *,
+    operators: tuple[Operator, ...] = OPERATORS,
+    validate: bool = True,
+) -> dict[Operator, IFS]:
+    """Several operators at once, validating the inputs and normalising the weights only once.
+
+    Same results as calling :func:`aggregate` per operator; what a project recomputation wants.
+    """
+    unknown = set(operators) - set(OPERATORS)
+    if unknown:
+        raise ValueError(f"unknown operators {sorted(unknown)}; expected some of {OPERATORS}")
+    operands = _operands(mu, nu, w, mask, validate)
+    kernels = {"weighted_mean": _mean_of, "ifwa": lambda o: _ifwa_of(o, IFWA_EPS), "ifwg": _ifwg_of}
+    return {operator: kernels[operator](operands) for operator in operators}
+
+
 def combine_criteria(
     mu: ArrayLike, nu: ArrayLike, criterion_weights: ArrayLike | None = None, axis: int = -1
 ) -> IFS:
@@ -299,9 +358,15 @@ def combine_criteria(
     if np.any(~(weights >= 0.0)) or weights.sum() <= 0.0:
         raise ValueError("criterion weights must be non-negative with a positive sum")
     weights = weights / weights.sum()
+    if n_criteria == 1:
+        return IFS(np.take(mu_a, 0, axis=axis).copy(), np.take(nu_a, 0, axis=axis).copy())
+    # A contraction along ``axis`` in place: no copy of the values into a moved layout.
+    axis = axis % mu_a.ndim
+    letters = _AXIS_LETTERS[: mu_a.ndim]
+    contraction = f"{letters},{letters[axis]}->{letters.replace(letters[axis], '')}"
     return IFS(
-        np.tensordot(np.moveaxis(mu_a, axis, -1), weights, axes=1),
-        np.tensordot(np.moveaxis(nu_a, axis, -1), weights, axes=1),
+        np.asarray(np.einsum(contraction, mu_a, weights), dtype=np.float64),
+        np.asarray(np.einsum(contraction, nu_a, weights), dtype=np.float64),
     )
 
 
@@ -324,6 +389,11 @@ def hesitation(mu: ArrayLike, nu: ArrayLike) -> FloatArray:
     return 1.0 - _as_float(mu) - _as_float(nu)
 
 
+def _squared_distance(d_mu: FloatArray, d_nu: FloatArray) -> FloatArray:
+    """½[(Δμ)² + (Δν)² + (Δπ)²] with Δπ = −(Δμ + Δν), which simplifies to (Δμ)² + (Δν)² + ΔμΔν."""
+    return np.asarray(d_mu * (d_mu + d_nu) + d_nu * d_nu, dtype=np.float64)
+
+
 def _reduce_mean(
     x: FloatArray, axis: int | tuple[int, ...] | None, mask: ArrayLike | None, keep_elementwise: bool
 ) -> FloatArray:
@@ -334,10 +404,20 @@ def _reduce_mean(
     if mask is None:
         return np.asarray(np.mean(x, axis=axis), dtype=np.float64)
     present = np.broadcast_to(np.asarray(mask, dtype=bool), x.shape)
-    total = np.sum(np.where(present, x, 0.0), axis=axis)
-    count = np.sum(present, axis=axis)
+    total = _sum_axes(np.where(present, x, 0.0), axis)
+    count = _sum_axes(present.astype(np.float64), axis)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(total / count, dtype=np.float64)
+
+
+def _sum_axes(x: FloatArray, axis: int | tuple[int, ...] | None) -> FloatArray:
+    # einsum reduces short trailing axes several times faster than np.sum does.
+    letters = _AXIS_LETTERS[: x.ndim]
+    if axis is None:
+        return np.asarray(np.einsum(f"{letters}->", x), dtype=np.float64)
+    reduced = {a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis)}
+    kept = "".join(letter for i, letter in enumerate(letters) if i not in reduced)
+    return np.asarray(np.einsum(f"{letters}->{kept}", x), dtype=np.float64)
 
 
 def distance(
@@ -359,8 +439,7 @@ def distance(
     """
     d_mu = _as_float(mu_a) - _as_float(mu_b)
     d_nu = _as_float(nu_a) - _as_float(nu_b)
-    # Δπ = −(Δμ + Δν): no need to form π.
-    squared = 0.5 * (d_mu * d_mu + d_nu * d_nu + (d_mu + d_nu) ** 2)
+    squared = _squared_distance(d_mu, d_nu)
     if how == "mean":
         return _reduce_mean(np.sqrt(squared), axis, mask, keep_elementwise=True)
     if how == "rms":
@@ -447,20 +526,27 @@ def ifs_agreement(
         mu3 = np.where(present3, mu3, 0.0)
         nu3 = np.where(present3, nu3, 0.0)
         mu3, nu3, present3 = _compact_annotators(mu3, nu3, present3)
-    first, second = np.triu_indices(mu3.shape[-1], k=1)
-    if first.size == 0:
-        return np.full(n_items, np.nan)
-    d_mu = mu3[..., first] - mu3[..., second]
-    d_nu = nu3[..., first] - nu3[..., second]
-    per_value = np.sqrt(0.5 * (d_mu * d_mu + d_nu * d_nu + (d_mu + d_nu) ** 2))
-    both = present3[..., first] & present3[..., second]
-    shared = both.sum(axis=1)
+    # Annotator-first and contiguous, so that each pair below reads two contiguous (items, values) blocks.
+    mu_t = np.ascontiguousarray(np.moveaxis(mu3, -1, 0))
+    nu_t = np.ascontiguousarray(np.moveaxis(nu3, -1, 0))
+    present_t = np.ascontiguousarray(np.moveaxis(present3, -1, 0)).astype(np.float64)
+    distance_total = np.zeros(n_items)
+    pairs = np.zeros(n_items)
+    # A Python loop over k(k−1)/2 annotator pairs (k per item after compaction, a handful), each vectorised over
+    # every item of the project.
+    for first, second in itertools.combinations(range(mu_t.shape[0]), 2):
+        d_mu = mu_t[first] - mu_t[second]
+        d_nu = nu_t[first] - nu_t[second]
+        per_value = np.sqrt(_squared_distance(d_mu, d_nu))
+        both = present_t[first] * present_t[second]
+        shared = _sum_last(both)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pair_distance = _dot_last(per_value, both) / shared
+        has_pair = shared > 0
+        distance_total += np.where(has_pair, pair_distance, 0.0)
+        pairs += has_pair
     with np.errstate(invalid="ignore", divide="ignore"):
-        pair_distance = np.where(both, per_value, 0.0).sum(axis=1) / shared
-    pairs = shared > 0
-    n_pairs = pairs.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_distance = np.where(pairs, pair_distance, 0.0).sum(axis=1) / n_pairs
+        mean_distance = distance_total / pairs
     return np.asarray(1.0 - mean_distance, dtype=np.float64)
 
 
@@ -529,15 +615,23 @@ def preferred_response(scores: ArrayLike, tolerance: float = 0.1, axis: int = 1)
 
     ``scores`` are usually criterion-weighted S = μ − ν; gaps within 1e-9 of the tolerance count as reaching it.
     """
-    s = np.moveaxis(_as_float(scores), axis, -1)
-    if s.shape[-1] < 2:
+    s = _as_float(scores)
+    if s.shape[axis] < 2:
         raise ValueError("need at least two responses")
-    undefined = np.isnan(s).any(axis=-1)
-    filled = np.where(np.isnan(s), -np.inf, s)
-    best = np.argmax(filled, axis=-1)
-    top_two = -np.partition(-filled, 1, axis=-1)[..., :2]
-    with np.errstate(invalid="ignore"):
-        gap = top_two[..., 0] - top_two[..., 1]
+    if s.shape[axis] == 2:
+        # The side-by-side case, without a partial sort: NaN makes the gap NaN and fails both comparisons.
+        first, second = np.take(s, 0, axis=axis), np.take(s, 1, axis=axis)
+        gap = np.abs(first - second)
+        best = np.where(first >= second, 0, 1)
+        undefined = np.isnan(gap)
+    else:
+        s = np.moveaxis(s, axis, -1)
+        undefined = np.isnan(s).any(axis=-1)
+        filled = np.where(np.isnan(s), -np.inf, s)
+        best = np.argmax(filled, axis=-1)
+        top_two = -np.partition(-filled, 1, axis=-1)[..., :2]
+        with np.errstate(invalid="ignore"):
+            gap = top_two[..., 0] - top_two[..., 1]
     tie = (gap <= 0.0) | (gap < tolerance - _TOLERANCE_SLACK)
     result = np.where(tie, TIE, best).astype(np.int64)
     result[undefined] = UNDEFINED

@@ -45,7 +45,7 @@ from aggregation.ifs import (
     combine_criteria,
     preferred_response,
     score,
-    weighted_mean,
+    validate_ifs,
 )
 
 ConsistencySource = Literal["repeats", "hesitation_variance", "none"]
@@ -100,7 +100,8 @@ def _per_annotator_mean(values: FloatArray, usable: BoolArray) -> tuple[FloatArr
 
 
 def _sk_distance(d_mu: FloatArray, d_nu: FloatArray) -> FloatArray:
-    return np.asarray(np.sqrt(0.5 * (d_mu * d_mu + d_nu * d_nu + (d_mu + d_nu) ** 2)), dtype=np.float64)
+    # √(½[(Δμ)² + (Δν)² + (Δπ)²]) with Δπ = −(Δμ + Δν).
+    return np.asarray(np.sqrt(d_mu * (d_mu + d_nu) + d_nu * d_nu), dtype=np.float64)
 
 
 def _check_shape(mu: FloatArray) -> None:
@@ -110,24 +111,34 @@ def _check_shape(mu: FloatArray) -> None:
         )
 
 
+def _cells(x: FloatArray) -> FloatArray:
+    """(…, annotators) → (cells, annotators), a view when possible."""
+    return x.reshape(-1, x.shape[-1])
+
+
 def leave_one_out_agreement(mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None = None) -> FloatArray:
     """Per annotator: 1 − mean distance to the plain mean of the *other* annotators of each cell (NaN if alone).
 
-    One pass: the others' mean is (Σ − own)/(count − 1), no loop over annotators.
+    No loop over annotators: with m annotators in a cell, own − mean(others) = m/(m − 1)·(own − mean(all)), and
+    the distance is linear in that residual, so one mean per cell suffices.
     """
     mu_a = np.asarray(mu, dtype=np.float64)
     nu_a = np.asarray(nu, dtype=np.float64)
     present = np.ones(mu_a.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    mu_f = np.where(present, mu_a, 0.0)
-    nu_f = np.where(present, nu_a, 0.0)
-    others = present.sum(axis=-1, keepdims=True) - 1
-    usable = present & (others > 0)
+    weight = _cells(present).astype(np.float64)
+    mu_f = _cells(np.where(present, mu_a, 0.0))
+    nu_f = _cells(np.where(present, nu_a, 0.0))
+    count = np.einsum("ck->c", weight)
+    mean_mu = np.einsum("ck->c", mu_f) / np.maximum(count, 1.0)
+    mean_nu = np.einsum("ck->c", nu_f) / np.maximum(count, 1.0)
+    d = _sk_distance(mu_f - mean_mu[:, None], nu_f - mean_nu[:, None]) * weight
+    has_others = count > 1
+    scale = np.where(has_others, count / np.maximum(count - 1.0, 1.0), 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        others_mu = (mu_f.sum(axis=-1, keepdims=True) - mu_f) / others
-        others_nu = (nu_f.sum(axis=-1, keepdims=True) - nu_f) / others
-        d = _sk_distance(mu_f - others_mu, nu_f - others_nu)
-    mean_distance, _ = _per_annotator_mean(d, usable)
-    return 1.0 - mean_distance
+        mean_distance = np.einsum("ck,c->k", d, scale) / np.einsum(
+            "ck,c->k", weight, has_others.astype(float)
+        )
+    return np.asarray(1.0 - mean_distance, dtype=np.float64)
 
 
 def annotator_preferences(
@@ -200,20 +211,6 @@ def _consistency(
         d = _sk_distance(mu - again_mu, nu - again_nu)
     mean_distance, count = _per_annotator_mean(d, both)
     return 1.0 - mean_distance, count
-
-
-def _others_weighted_mean(
-    mu: FloatArray, nu: FloatArray, present: BoolArray, reliability: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """For every entry, the reliability-weighted mean of the *other* annotators of its cell (NaN if none)."""
-    weights = np.where(present, reliability, 0.0)
-    total = weights.sum(axis=-1, keepdims=True)
-    weighted_mu = (weights * mu).sum(axis=-1, keepdims=True)
-    weighted_nu = (weights * nu).sum(axis=-1, keepdims=True)
-    others = total - weights
-    with np.errstate(invalid="ignore", divide="ignore"):
-        others = np.where(others > 0.0, others, np.nan)
-        return (weighted_mu - weights * mu) / others, (weighted_nu - weights * nu) / others
 
 
 def _check_coefficients(coefficients: tuple[float, float, float]) -> tuple[float, float, float]:
@@ -414,13 +411,16 @@ def iterative_consensus_weights(
     "szmidt_kacprzyk"`` uses D = Σ ½(Δμ² + Δν² + Δπ²); ``chi2_prior=False`` drops the χ² numerator (plain inverse
     distance). The χ² quantile grows with |V_k|, rewarding annotators whose distance sum rests on more items.
     """
+    if distance not in ("euclidean", "szmidt_kacprzyk"):
+        raise ValueError(f"unknown distance {distance!r}")
+    if max_iter < 1:
+        raise ValueError("max_iter must be at least 1")
     mu_a = np.asarray(mu, dtype=np.float64)
     nu_a = np.asarray(nu, dtype=np.float64)
     if mu_a.ndim < 2:
         raise ValueError("expected shape (items, ..., annotators)")
     present = np.ones(mu_a.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    mu_f = np.where(present, mu_a, 0.0)
-    nu_f = np.where(present, nu_a, 0.0)
+    validate_ifs(mu_a, nu_a, present)
     n_annotators = mu_a.shape[-1]
     n_items_judged = present.reshape(mu_a.shape[0], -1, n_annotators).any(axis=1).sum(axis=0)
     if chi2_prior:
@@ -429,43 +429,63 @@ def iterative_consensus_weights(
     else:
         prior = (n_items_judged > 0).astype(np.float64)
 
-    if distance not in ("euclidean", "szmidt_kacprzyk"):
-        raise ValueError(f"unknown distance {distance!r}")
-    if max_iter < 1:
-        raise ValueError("max_iter must be at least 1")
+    # Everything below works on (cells, annotators) blocks with zeros where absent, so that each weighted sum
+    # over annotators is one matrix-vector product.
+    weight = _cells(present).astype(np.float64)
+    mu_f = _cells(np.where(present, mu_a, 0.0))
+    nu_f = _cells(np.where(present, nu_a, 0.0))
 
-    def reliability_from(consensus: IFS, reliability: FloatArray) -> FloatArray:
-        if exclude_self:
-            target_mu, target_nu = _others_weighted_mean(mu_f, nu_f, present, reliability)
-        else:
-            target_mu, target_nu = consensus.mu[..., None], consensus.nu[..., None]
-        d_mu = np.where(present, mu_f - target_mu, 0.0)
-        d_nu = np.where(present, nu_f - target_nu, 0.0)
+    def consensus_of(reliability: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        total = np.einsum("ck,k->c", weight, reliability)
+        safe = np.where(total > 0.0, total, 1.0)
+        return (
+            np.einsum("ck,k->c", mu_f, reliability) / safe,
+            np.einsum("ck,k->c", nu_f, reliability) / safe,
+            total,
+        )
+
+    def reliability_from(
+        c_mu: FloatArray, c_nu: FloatArray, total: FloatArray, used: FloatArray
+    ) -> FloatArray:
+        d_mu = mu_f - c_mu[:, None]
+        d_nu = nu_f - c_nu[:, None]
         squared = d_mu * d_mu + d_nu * d_nu
         if distance == "szmidt_kacprzyk":
-            squared = 0.5 * (squared + (d_mu + d_nu) ** 2)
-        # A cell nobody weighted has a NaN consensus; it says nothing about anyone.
-        total = np.nansum(squared.reshape(-1, n_annotators), axis=0)
-        return np.asarray(prior / np.maximum(total, min_total_distance), dtype=np.float64)
+            squared = squared + d_mu * d_nu  # ½[(Δμ)² + (Δν)² + (Δπ)²]
+        if exclude_self:
+            # The others' consensus differs from everyone's by a factor: own − c₋ₖ = T/(T − βₖ)·(own − c), with
+            # T the cell's total reliability. An annotator alone in a cell has no others and contributes nothing.
+            others = total[:, None] - used
+            usable = (weight > 0.0) & (others > 0.0)
+            factor = np.where(usable, total[:, None] / np.where(usable, others, 1.0), 0.0)
+            squared = squared * (factor * factor)
+        else:
+            squared = squared * weight
+        distance_total = np.einsum("ck->k", squared)
+        return np.asarray(prior / np.maximum(distance_total, min_total_distance), dtype=np.float64)
 
-    # Equal weights first; this call also validates the inputs once, later ones skip the check.
     reliability = np.ones(n_annotators)
-    consensus = weighted_mean(mu_a, nu_a, reliability, present)
+    c_mu, c_nu, total = consensus_of(reliability)
     history: list[float] = []
     converged = False
     iterations = 0
     while iterations < max_iter and not converged:
         iterations += 1
-        reliability = reliability_from(consensus, reliability)
-        updated = weighted_mean(mu_f, nu_f, reliability, present, validate=False)
-        change = np.nansum((updated.mu - consensus.mu) ** 2 + (updated.nu - consensus.nu) ** 2)
-        size = np.nansum(updated.mu**2 + updated.nu**2)
+        updated_reliability = reliability_from(c_mu, c_nu, total, reliability)
+        new_mu, new_nu, new_total = consensus_of(updated_reliability)
+        change = np.sum((new_mu - c_mu) ** 2 + (new_nu - c_nu) ** 2)
+        size = np.sum(new_mu * new_mu + new_nu * new_nu)
         loss = float(change / size) if size > 0 else 0.0
         history.append(loss)
         converged = loss < tol
-        consensus = updated
+        reliability, c_mu, c_nu, total = updated_reliability, new_mu, new_nu, new_total
     # As crowd-kit does, report the reliabilities implied by the final consensus.
-    reliability = reliability_from(consensus, reliability)
+    reliability = reliability_from(c_mu, c_nu, total, reliability)
+    nobody = total <= 0.0
+    consensus = IFS(
+        np.where(nobody, np.nan, c_mu).reshape(mu_a.shape[:-1]),
+        np.where(nobody, np.nan, c_nu).reshape(mu_a.shape[:-1]),
+    )
     total_reliability = reliability.sum()
     weight = (
         reliability / total_reliability

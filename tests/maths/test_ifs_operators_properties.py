@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from aggregation import ifs
@@ -43,9 +43,14 @@ def run(
     return float(out.mu), float(out.nu)
 
 
+# Valid in floating point (μ + ν rounds to 1) but not exactly: a power would amplify the excess to 2e-5.
+ROUNDED_EDGE = (np.array([4e-156, 1.0, 1.0]), np.array([1.0, 0.0, 0.0]), np.array([0.0625, 1.0, 1.0]))
+
+
 @pytest.mark.parametrize("operator", OPERATORS)
 @settings(max_examples=150, deadline=None)
 @given(cell=judgments())
+@example(cell=ROUNDED_EDGE)
 def test_output_is_a_valid_ifs_value(operator: str, cell) -> None:
     mu, nu, w = cell
     out_mu, out_nu = run(operator, mu, nu, w)
@@ -133,6 +138,9 @@ def test_masked_judgments_are_ignored_across_a_whole_array(operator: str) -> Non
     mask = rng.random(shape) < 0.6
     mask[0, 0, 0, :] = False  # one cell with nobody
     w = rng.uniform(0.1, 2.0, 5)
+    w[0] = (
+        0.0  # a present annotator of zero weight must not count either (nor turn IFWG's 0 · log 0 into NaN)
+    )
     garbage_mu = np.where(mask, mu, np.nan)
     garbage_nu = np.where(mask, nu, 7.0)
     result = ifs.aggregate(garbage_mu, garbage_nu, operator, w, mask)  # type: ignore[arg-type]
@@ -144,8 +152,9 @@ def test_masked_judgments_are_ignored_across_a_whole_array(operator: str) -> Non
         if not present.any():
             continue
         expected = ifs.aggregate(mu[cell][present], nu[cell][present], operator, w[present])  # type: ignore[arg-type]
-        assert result.mu[cell] == pytest.approx(float(expected.mu), abs=1e-12)
-        assert result.nu[cell] == pytest.approx(float(expected.nu), abs=1e-12)
+        assert result.mu[cell] == pytest.approx(float(expected.mu), abs=1e-12, nan_ok=True)
+        assert result.nu[cell] == pytest.approx(float(expected.nu), abs=1e-12, nan_ok=True)
+        assert np.isnan(result.mu[cell]) == (not (present & (w > 0)).any())
 
 
 def test_per_cell_weights_broadcast_and_renormalise() -> None:
@@ -194,3 +203,18 @@ def test_invalid_inputs_are_rejected(operator: str) -> None:
 def test_unknown_operator_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown operator"):
         ifs.aggregate(np.array([0.5]), np.array([0.5]), "paper_eq7")  # type: ignore[arg-type]
+
+
+def test_aggregate_all_equals_one_operator_at_a_time() -> None:
+    rng = np.random.default_rng(3)
+    shape = (30, 2, 3, 4)
+    mu = rng.integers(0, 1001, shape) / 1000
+    nu = np.floor(rng.random(shape) * (1000 - mu * 1000)) / 1000
+    mask = rng.random(shape) < 0.7
+    w = np.array([0.0, 1.0, 2.0, 0.5])  # a zero-weight annotator too
+    together = ifs.aggregate_all(mu, nu, w, mask)
+    assert set(together) == set(OPERATORS)
+    for operator in OPERATORS:
+        alone = ifs.aggregate(mu, nu, operator, w, mask)  # type: ignore[arg-type]
+        np.testing.assert_array_equal(together[operator].mu, alone.mu)  # type: ignore[index]
+        np.testing.assert_array_equal(together[operator].nu, alone.nu)  # type: ignore[index]
