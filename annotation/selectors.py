@@ -43,6 +43,7 @@ def suggestion_visible_for(
     annotator: AnyUser,
     purpose: str = PURPOSE_PAGE,
     has_saved: bool | None = None,
+    with_values: bool = True,
 ) -> Suggestion | None:
     """The one decision whether this annotator may see this item's suggestion now; None means show nothing.
 
@@ -66,11 +67,12 @@ def suggestion_visible_for(
             return None
     elif purpose == PURPOSE_RESOLUTION:
         return None
-    return (
-        Suggestion.objects.filter(item=item, status=Suggestion.Status.OK)
-        .prefetch_related(Prefetch("values", queryset=SuggestionValue.objects.select_related("response")))
-        .first()
-    )
+    suggestions = Suggestion.objects.filter(item=item, status=Suggestion.Status.OK)
+    if with_values:
+        suggestions = suggestions.prefetch_related(
+            Prefetch("values", queryset=SuggestionValue.objects.select_related("response"))
+        )
+    return suggestions.first()
 
 
 def suggestion_prefilled_values(

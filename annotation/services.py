@@ -258,7 +258,6 @@ def assignment_claim_next(*, project: Project, annotator: AbstractBaseUser) -> A
                 .alias(claims=_active_claims_by_others(annotator_id=int(annotator.pk), now=now))
                 .filter(claims__lt=project.overlap - count)
                 .order_by("queue_key")
-                .only("id", "project_id", "annotation_count", "queue_key")
             )
             chosen = _lock(candidates, skip_locked=True).first()
             if chosen is not None:
@@ -485,7 +484,9 @@ def exposure_record(*, project: Project, item: Item, annotator: AbstractBaseUser
     if kind not in _PURPOSE_OF_KIND:
         raise ValidationError({"kind": f"Expected one of {', '.join(SuggestionExposure.Kind.values)}."})
     check_annotator_of(project=project, item=item, annotator=annotator)
-    visible = suggestion_visible_for(project=project, item=item, annotator=annotator, purpose=_PURPOSE_OF_KIND[kind])
+    visible = suggestion_visible_for(
+        project=project, item=item, annotator=annotator, purpose=_PURPOSE_OF_KIND[kind], with_values=False
+    )
     if visible is None:
         raise ValidationError({"suggestion": "There is no suggestion to show for this item."})
     return SuggestionExposure.objects.create(project=project, item=item, annotator_id=annotator.pk, kind=kind)
