@@ -177,8 +177,9 @@ def interval_plot(
     head, tail = _open(title, "; ".join(described) + ".", height, "chart-forest")
     parts = [head]
     axis_bottom = top + row_height * len(rows)
-    for i in range(5):
-        value = low + span * i / 4
+    step = 0.25 if span > 0.6 else 0.1
+    ticks = [k * step for k in range(math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9) + 1)]
+    for value in ticks:
         parts.append(
             f'<line class="chart-grid" x1="{_num(x(value))}" x2="{_num(x(value))}" y1="{top}" y2="{axis_bottom}"/>'
             f'<text class="chart-tick" x="{_num(x(value))}" y="{axis_bottom + 16}" text-anchor="middle">'

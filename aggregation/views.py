@@ -103,13 +103,13 @@ def _progress_context(dashboard: Dashboard) -> dict[str, Any]:
     for key, raw in entries:
         if isinstance(raw, dict):
             count = next(
-                (raw[k] for k in ("labels", "labels_done", "done", "n", "count") if _number(raw.get(k)) is not None),
-                0,
+                (n for k in ("labels", "labels_done", "done", "n", "count") if (n := _number(raw.get(k))) is not None),
+                0.0,
             )
-            skipped = raw.get("skipped") if _number(raw.get("skipped")) is not None else 0
+            skipped = _number(raw.get("skipped")) or 0.0
             name = raw.get("username") or raw.get("name") or names.get(key, key)
         else:
-            count, skipped, name = raw if _number(raw) is not None else 0, 0, names.get(key, key)
+            count, skipped, name = _number(raw) or 0.0, 0.0, names.get(key, key)
         rows.append((str(name), int(count), int(skipped)))
     rows.sort(key=lambda row: (-row[1], row[0]))
     top = max([count for _, count, _ in rows] or [0]) or 1
