@@ -289,7 +289,15 @@ def item_review(request: HttpRequest, project_id: int, item_id: int) -> HttpResp
                 ],
             }
         )
-    aggregate_cells = {(ra.response.position, ra.criterion_id): ra for ra in review.response_aggregates}
+    # Aggregates are floats in [0, 1]; shown like the labels above, in per-mille.
+    aggregate_cells = {
+        (ra.response.position, ra.criterion_id): {
+            "mu": round(ra.mu * 1000),
+            "nu": round(ra.nu * 1000),
+            "pi": max(0, 1000 - round(ra.mu * 1000) - round(ra.nu * 1000)),
+        }
+        for ra in review.response_aggregates
+    }
     return render(
         request,
         "dashboard/item_review.html",
