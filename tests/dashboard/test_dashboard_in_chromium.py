@@ -1,0 +1,65 @@
+"""The dashboard in a real browser: it refreshes its figures by itself, and settings errors appear in place."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from aggregation.models import ProjectAggregate
+from projects.models import Membership, Project
+from tests.browser.conftest import browser, login, page, shot  # noqa: F401  (shared Chromium fixtures)
+from tests.dashboard.conftest import (
+    annotator_aggregates_create,
+    estimate,
+    item_aggregates_create,
+    project_aggregate_create,
+)
+from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _computed_project() -> Project:
+    project = ProjectFactory(name="Browser dashboard", labelling_started_at=timezone.now())
+    MembershipFactory(project=project, user=UserFactory(username="lead-browser"), role=Membership.Role.LEAD)
+    annotators = [UserFactory(username=f"ann-browser-{i}") for i in range(2)]
+    for user in annotators:
+        MembershipFactory(project=project, user=user, role=Membership.Role.ANNOTATOR)
+    ItemFactory.create_batch(4, project=project)
+    item_aggregates_create(project=project)
+    annotator_aggregates_create(project=project, users=annotators)
+    project_aggregate_create(project=project, users=annotators)
+    return project
+
+
+def test_figures_refresh_without_a_reload(live_server, page, login, shot):  # noqa: F811
+    project = _computed_project()
+    login(page, "lead-browser")
+    page.goto(live_server.url + reverse("dashboard", kwargs={"project_id": project.pk}))
+    figures = page.locator("#dashboard-figures")
+    assert "0.540" in figures.inner_text()
+    shot(page, "dashboard")
+
+    aggregate = ProjectAggregate.objects.get(project=project)
+    aggregate.agreement = {**aggregate.agreement, "alpha_interval": estimate(0.123)}
+    aggregate.save(update_fields=["agreement"])
+
+    page.wait_for_function("document.querySelector('#dashboard-figures').innerText.includes('0.123')", timeout=15_000)
+    assert page.url.endswith(f"/projects/{project.pk}/dashboard/")  # same page, fragment swapped in place
+    assert page.locator("#dashboard-figures").count() == 1
+    shot(page, "refreshed")
+
+
+def test_settings_error_shows_next_to_its_field_in_place(live_server, page, login, shot):  # noqa: F811
+    project = _computed_project()
+    login(page, "lead-browser")
+    page.goto(live_server.url + reverse("project_settings", kwargs={"project_id": project.pk}))
+    page.fill("#id_overlap", "0")
+    page.click("#settings-form button[type=submit]")
+    error = page.locator("#id_overlap_error")
+    error.wait_for()
+    assert "Expected a whole number from 1 to 100." in error.inner_text()
+    shot(page, "settings-error")
+    project.refresh_from_db()
+    assert project.overlap == 3
