@@ -275,10 +275,11 @@ def annotation_page_context(
         for display_point in range(1, points + 1):
             stored_value = judgment.likert_display_to_stored(display_point, points, order)
             distance = abs(display_point - centre)
+            strength = " much" if distance == centre - 1 else " slightly" if distance == 1 and centre >= 4 else ""
             if display_point < centre:
-                caption = f"{labels[order[0]]}{' much' if distance == centre - 1 else ''} better"
+                caption = f"{labels[order[0]]}{strength} better"
             elif display_point > centre:
-                caption = f"{labels[order[1]]}{' much' if distance == centre - 1 else ''} better"
+                caption = f"{labels[order[1]]}{strength} better"
             else:
                 caption = "Equal"
             likert_scale.append({"display": display_point, "stored": stored_value, "caption": caption})

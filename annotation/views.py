@@ -53,7 +53,8 @@ def _render_item(
         errors=errors,
         accept_values=accept_values,
     )
-    if context["suggestion"] is not None and not accept_values and posted is None:
+    # Every showing is recorded (Accept records its own, as kind "accept").
+    if context["suggestion"] is not None and not accept_values:
         kind = SuggestionExposure.Kind.RESOLUTION if stage == "resolution" else SuggestionExposure.Kind.BEFORE_LABEL
         services.exposure_record(project=project, item=item, annotator=request.user, kind=kind)
     context.update(

@@ -283,7 +283,8 @@ def main() -> None:
         results[size] = measure(project, rounds=args.rounds, n_annotators=args.annotators)
 
     print()
-    print("Annotation page, server time in-process (Django test Client, PostgreSQL)")
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"Annotation page, server time in-process (Django test Client, PostgreSQL); load average {load}")
     header = (
         f"{'items':>10} {'queries':>8} {'next med':>9} {'next p95':>9} {'save med':>9} {'save p95':>9} {'rounds':>7}"
     )

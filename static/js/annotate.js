@@ -116,6 +116,11 @@
       });
       return;
     }
+    if (event.key === "Enter" && target.id === "skip-reason") {
+      event.preventDefault();
+      target.form.requestSubmit();
+      return;
+    }
     if (typing || event.ctrlKey) return;
     var isSlider = target.classList && target.classList.contains("slider");
     if (isSlider && (event.key === "ArrowLeft" || event.key === "ArrowRight" || event.key === "ArrowUp" || event.key === "ArrowDown")) {

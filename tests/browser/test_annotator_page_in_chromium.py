@@ -195,3 +195,25 @@ def test_after_label_resolution_step(page, live_server, login, shot):
     revisions = list(AnnotationRevision.objects.filter(annotation__item=item).order_by("number"))
     assert [r.reason for r in revisions] == ["save", "resolution"]
     assert [r.suggestion_shown for r in revisions] == [False, True]
+
+
+@pytest.mark.parametrize("mode", [Project.Mode.BINARY, Project.Mode.LIKERT])
+def test_binary_and_likert_by_keyboard_only(page, live_server, login, shot, mode):
+    project = ProjectFactory(name=f"Browser {mode}", mode=mode, likert_points=5, overlap=1)
+    annotator = UserFactory(username=f"ann-{mode}")
+    MembershipFactory(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
+    item = ItemFactory(project=project, is_blind=False)
+    login(page, annotator.username)
+    page.goto(_item_url(live_server, project, item))
+    page.wait_for_selector("#annotate-form")
+    page.keyboard.press("1")
+    shot(page, f"{mode}-chosen")
+    page.keyboard.press("s")
+    page.wait_for_selector(".empty:has-text('Nothing left for you')")
+    shot(page, f"{mode}-queue-done")
+    annotation = Annotation.objects.get(item=item, annotator=annotator)
+    left = annotation.response_order[0]
+    if mode == Project.Mode.BINARY:
+        assert annotation.binary_choice == left, "key 1 is the left response, stored by its position"
+    else:
+        assert annotation.likert_value == (1 if left == 0 else 5), "key 1 is 'left much better'"
