@@ -347,9 +347,21 @@ def combine_criteria(
     aggregated arrays ``(items, responses, criteria)`` and ``axis=2`` on raw ``(items, responses, criteria,
     annotators)`` arrays. A NaN criterion (nobody judged it) makes the combined value NaN.
     """
-    mu_a = _as_float(mu)
-    nu_a = _as_float(nu)
-    n_criteria = mu_a.shape[axis]
+    return IFS(
+        combine_criterion_values(mu, criterion_weights, axis),
+        combine_criterion_values(nu, criterion_weights, axis),
+    )
+
+
+def combine_criterion_values(
+    values: ArrayLike, criterion_weights: ArrayLike | None = None, axis: int = -1
+) -> FloatArray:
+    """Σ_c w_c x_c along ``axis`` with weights rescaled to sum 1: one part of :func:`combine_criteria`.
+
+    Anything linear in (μ, ν) combines the same way, e.g. scores: S(combined) = combined S.
+    """
+    x = _as_float(values)
+    n_criteria = x.shape[axis]
     weights = (
         np.full(n_criteria, 1.0 / n_criteria) if criterion_weights is None else _as_float(criterion_weights)
     )
@@ -359,15 +371,12 @@ def combine_criteria(
         raise ValueError("criterion weights must be non-negative with a positive sum")
     weights = weights / weights.sum()
     if n_criteria == 1:
-        return IFS(np.take(mu_a, 0, axis=axis).copy(), np.take(nu_a, 0, axis=axis).copy())
+        return np.asarray(np.take(x, 0, axis=axis), dtype=np.float64).copy()
     # A contraction along ``axis`` in place: no copy of the values into a moved layout.
-    axis = axis % mu_a.ndim
-    letters = _AXIS_LETTERS[: mu_a.ndim]
+    axis = axis % x.ndim
+    letters = _AXIS_LETTERS[: x.ndim]
     contraction = f"{letters},{letters[axis]}->{letters.replace(letters[axis], '')}"
-    return IFS(
-        np.asarray(np.einsum(contraction, mu_a, weights), dtype=np.float64),
-        np.asarray(np.einsum(contraction, nu_a, weights), dtype=np.float64),
-    )
+    return np.asarray(np.einsum(contraction, x, weights), dtype=np.float64)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -529,15 +538,30 @@ def ifs_agreement(
     # Annotator-first and contiguous, so that each pair below reads two contiguous (items, values) blocks.
     mu_t = np.ascontiguousarray(np.moveaxis(mu3, -1, 0))
     nu_t = np.ascontiguousarray(np.moveaxis(nu3, -1, 0))
-    present_t = np.ascontiguousarray(np.moveaxis(present3, -1, 0)).astype(np.float64)
+    on_item = np.asarray(present3.any(axis=1), dtype=bool)
+    # Usually an annotator gives all of an item's values or none: then pairs are weighted per item, not per value.
+    whole_items = bool((present3 == on_item[:, None, :]).all())
+    on_item_t = np.ascontiguousarray(on_item.T).astype(np.float64)
+    present_t = None if whole_items else np.ascontiguousarray(np.moveaxis(present3, -1, 0)).astype(np.float64)
+    n_values = mu3.shape[1]
     distance_total = np.zeros(n_items)
     pairs = np.zeros(n_items)
+    d_mu, d_nu, per_value = (np.empty(mu_t.shape[1:]) for _ in range(3))
     # A Python loop over k(k−1)/2 annotator pairs (k per item after compaction, a handful), each vectorised over
-    # every item of the project.
+    # every item of the project, in place: the blocks are as large as the project.
     for first, second in itertools.combinations(range(mu_t.shape[0]), 2):
-        d_mu = mu_t[first] - mu_t[second]
-        d_nu = nu_t[first] - nu_t[second]
-        per_value = np.sqrt(_squared_distance(d_mu, d_nu))
+        np.subtract(mu_t[first], mu_t[second], out=d_mu)
+        np.subtract(nu_t[first], nu_t[second], out=d_nu)
+        np.add(d_mu, d_nu, out=per_value)
+        np.multiply(per_value, d_mu, out=per_value)
+        np.multiply(d_nu, d_nu, out=d_nu)
+        np.add(per_value, d_nu, out=per_value)
+        np.sqrt(per_value, out=per_value)  # √(Δμ(Δμ + Δν) + (Δν)²), the per-value distance
+        if present_t is None:
+            both_on_item = on_item_t[first] * on_item_t[second]
+            distance_total += _sum_last(per_value) * (both_on_item / n_values)
+            pairs += both_on_item
+            continue
         both = present_t[first] * present_t[second]
         shared = _sum_last(both)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -620,13 +644,18 @@ def preferred_response(scores: ArrayLike, tolerance: float = 0.1, axis: int = 1)
         raise ValueError("need at least two responses")
     if s.shape[axis] == 2:
         # The side-by-side case, without a partial sort: NaN makes the gap NaN and fails both comparisons.
-        first, second = np.take(s, 0, axis=axis), np.take(s, 1, axis=axis)
-        gap = np.abs(first - second)
-        best = np.where(first >= second, 0, 1)
-        undefined = np.isnan(gap)
+        index: list[int | slice] = [slice(None)] * s.ndim
+        index[axis] = 0
+        first = s[tuple(index)]
+        index[axis] = 1
+        second = s[tuple(index)]
+        difference = first - second
+        gap = np.abs(difference)
+        best = (difference < 0.0).astype(np.int64)
+        undefined = np.asarray(np.isnan(difference), dtype=bool)
     else:
         s = np.moveaxis(s, axis, -1)
-        undefined = np.isnan(s).any(axis=-1)
+        undefined = np.asarray(np.isnan(s).any(axis=-1), dtype=bool)
         filled = np.where(np.isnan(s), -np.inf, s)
         best = np.argmax(filled, axis=-1)
         top_two = -np.partition(-filled, 1, axis=-1)[..., :2]

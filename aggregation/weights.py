@@ -42,7 +42,7 @@ from aggregation.ifs import (
     BoolArray,
     FloatArray,
     IntArray,
-    combine_criteria,
+    combine_criterion_values,
     preferred_response,
     score,
     validate_ifs,
@@ -125,18 +125,30 @@ def leave_one_out_agreement(mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None
     mu_a = np.asarray(mu, dtype=np.float64)
     nu_a = np.asarray(nu, dtype=np.float64)
     present = np.ones(mu_a.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    weight = _cells(present).astype(np.float64)
-    mu_f = _cells(np.where(present, mu_a, 0.0))
-    nu_f = _cells(np.where(present, nu_a, 0.0))
+    return _leave_one_out_agreement(
+        _cells(present).astype(np.float64),
+        _cells(np.where(present, mu_a, 0.0)),
+        _cells(np.where(present, nu_a, 0.0)),
+    )
+
+
+def _leave_one_out_agreement(weight: FloatArray, mu_f: FloatArray, nu_f: FloatArray) -> FloatArray:
+    """:func:`leave_one_out_agreement` on (cells, annotators) blocks, zero where absent (``weight`` 0)."""
     count = np.einsum("ck->c", weight)
-    mean_mu = np.einsum("ck->c", mu_f) / np.maximum(count, 1.0)
-    mean_nu = np.einsum("ck->c", nu_f) / np.maximum(count, 1.0)
-    d = _sk_distance(mu_f - mean_mu[:, None], nu_f - mean_nu[:, None]) * weight
-    has_others = count > 1
+    has_others = count > 1.0
+    per_cell = np.maximum(count, 1.0)
+    d_mu = mu_f - (np.einsum("ck->c", mu_f) / per_cell)[:, None]
+    d_nu = nu_f - (np.einsum("ck->c", nu_f) / per_cell)[:, None]
+    # √(Δμ(Δμ + Δν) + (Δν)²), computed in place: this block is the size of the whole project.
+    distance = np.add(d_mu, d_nu)
+    np.multiply(distance, d_mu, out=distance)
+    np.multiply(d_nu, d_nu, out=d_nu)
+    np.add(distance, d_nu, out=distance)
+    np.sqrt(distance, out=distance)
     scale = np.where(has_others, count / np.maximum(count - 1.0, 1.0), 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean_distance = np.einsum("ck,c->k", d, scale) / np.einsum(
-            "ck,c->k", weight, has_others.astype(float)
+        mean_distance = np.einsum("ck,ck,c->k", distance, weight, scale) / np.einsum(
+            "ck,c->k", weight, has_others.astype(np.float64)
         )
     return np.asarray(1.0 - mean_distance, dtype=np.float64)
 
@@ -157,13 +169,13 @@ def annotator_preferences(
     mu_a = np.asarray(mu, dtype=np.float64)
     nu_a = np.asarray(nu, dtype=np.float64)
     _check_shape(mu_a)
+    scores = score(mu_a, nu_a)
     if mask is not None:
-        present = np.asarray(mask, dtype=bool)
-        mu_a = np.where(present, mu_a, np.nan)
-        nu_a = np.where(present, nu_a, np.nan)
-    if mu_a.ndim == 4:
-        mu_a, nu_a = combine_criteria(mu_a, nu_a, criterion_weights, axis=2)
-    return preferred_response(score(mu_a, nu_a), tolerance, axis=1)
+        # NaN flows through the criteria sum, so a partly judged item has no preference.
+        scores = np.where(np.asarray(mask, dtype=bool), scores, np.nan)
+    if scores.ndim == 4:
+        scores = combine_criterion_values(scores, criterion_weights, axis=2)
+    return preferred_response(scores, tolerance, axis=1)
 
 
 def _expertise(preferences: IntArray, gold: ArrayLike | None) -> tuple[FloatArray, IntArray]:
@@ -265,7 +277,7 @@ def annotator_weights(
         mu_a, nu_a, present, criterion_weights=criterion_weights, tolerance=tolerance
     )
     expertise, n_gold = _expertise(preferences, gold)
-    agreement = leave_one_out_agreement(mu_f, nu_f, present)
+    agreement = _leave_one_out_agreement(_cells(present).astype(np.float64), _cells(mu_f), _cells(nu_f))
 
     parts = np.stack([consistency, expertise, agreement])
     weights = np.asarray(coeffs)[:, None]
@@ -444,24 +456,39 @@ def iterative_consensus_weights(
             total,
         )
 
+    # Reliabilities stay positive for everyone who judged anything, so which entries have company in their cell
+    # (and so an "others' consensus") never changes: fix it once.
+    counted = weight * (np.einsum("ck->c", weight) > 1.0)[:, None] if exclude_self else weight
+    # Scratch blocks reused by every iteration: the loop is memory-bound, and fresh 8-byte × cells × annotators
+    # temporaries cost as much as the arithmetic.
+    d_mu, d_nu, squared = np.empty_like(mu_f), np.empty_like(nu_f), np.empty_like(mu_f)
+
     def reliability_from(
         c_mu: FloatArray, c_nu: FloatArray, total: FloatArray, used: FloatArray
     ) -> FloatArray:
-        d_mu = mu_f - c_mu[:, None]
-        d_nu = nu_f - c_nu[:, None]
-        squared = d_mu * d_mu + d_nu * d_nu
+        np.subtract(mu_f, c_mu[:, None], out=d_mu)
+        np.subtract(nu_f, c_nu[:, None], out=d_nu)
         if distance == "szmidt_kacprzyk":
-            squared = squared + d_mu * d_nu  # ½[(Δμ)² + (Δν)² + (Δπ)²]
-        if exclude_self:
-            # The others' consensus differs from everyone's by a factor: own − c₋ₖ = T/(T − βₖ)·(own − c), with
-            # T the cell's total reliability. An annotator alone in a cell has no others and contributes nothing.
-            others = total[:, None] - used
-            usable = (weight > 0.0) & (others > 0.0)
-            factor = np.where(usable, total[:, None] / np.where(usable, others, 1.0), 0.0)
-            squared = squared * (factor * factor)
+            np.add(d_mu, d_nu, out=squared)
+            np.multiply(squared, d_mu, out=squared)  # Δμ(Δμ + Δν) + (Δν)² = ½[(Δμ)² + (Δν)² + (Δπ)²]
         else:
-            squared = squared * weight
-        distance_total = np.einsum("ck->k", squared)
+            np.multiply(d_mu, d_mu, out=squared)
+        np.multiply(d_nu, d_nu, out=d_nu)
+        np.add(squared, d_nu, out=squared)
+        if not exclude_self:
+            return np.asarray(prior / np.maximum(np.einsum("ck,ck->k", squared, counted), min_total_distance))
+        # The others' consensus differs from everyone's by a factor: own − c₋ₖ = T/(T − βₖ)·(own − c), T being
+        # the cell's total reliability, so the distance to the others needs no second consensus.
+        cell_total = np.where(total > 0.0, total, 1.0)[:, None]
+        factor = d_mu
+        np.multiply(counted, used, out=factor)
+        np.subtract(cell_total, factor, out=factor)
+        # T − βₖ is a sum of the others' positive reliabilities; the floor only guards against rounding.
+        np.maximum(factor, 1e-12 * cell_total, out=factor)
+        np.divide(cell_total, factor, out=factor)
+        np.multiply(factor, factor, out=factor)
+        np.multiply(factor, counted, out=factor)
+        distance_total = np.einsum("ck,ck->k", squared, factor)
         return np.asarray(prior / np.maximum(distance_total, min_total_distance), dtype=np.float64)
 
     reliability = np.ones(n_annotators)
