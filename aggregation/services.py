@@ -99,9 +99,17 @@ class Judgments:
         return np.asarray(self.slot_present.sum(axis=1), dtype=np.int64)
 
 
-def _int_rows(rows: Iterable[Sequence[Any]], width: int) -> IntArray:
-    array = np.array(list(rows), dtype=np.int64)
-    return array.reshape(-1, width)
+def _int_rows(queryset: Any, width: int) -> IntArray:
+    """Run a ``values_list`` queryset of whole numbers straight into an (n, width) array.
+
+    The ORM's query, executed on the cursor: ``fetchall`` hands numpy plain tuples, skipping the per-row
+    converters of values_list, which cost more than the maths on a large project.
+    """
+    sql, params = queryset.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return np.array(rows, dtype=np.int64).reshape(-1, width)
 
 
 def judgments_load(*, project: Project, item_ids: Iterable[int] | None = None) -> Judgments:
@@ -430,19 +438,57 @@ def _copy_into(table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]
 
 
 def _response_rows_write(rows: list[tuple[Any, ...]], item_ids: list[int]) -> None:
-    # ON CONFLICT cannot target the two partial unique constraints (per criterion, and overall with criterion
-    # NULL) that both SQLite and PostgreSQL enforce, so an item's rows are replaced inside the caller's transaction.
-    ResponseAggregate.objects.filter(item_id__in=item_ids).delete()
-    if _use_copy(len(rows)):
-        _copy_into(ResponseAggregate._meta.db_table, RESPONSE_COLUMNS, rows)
+    """Make the items' ResponseAggregate rows equal ``rows``.
+
+    ON CONFLICT cannot name the two partial unique constraints (per criterion, and overall with criterion NULL)
+    that both SQLite and PostgreSQL enforce, so bulk_create cannot upsert these rows. Small writes replace the
+    items' rows (delete, insert) inside the caller's transaction. Whole projects on PostgreSQL are merged from a
+    COPY-filled temporary table: rows whose values changed are updated, new rows inserted, vanished cells
+    deleted; unchanged rows are not written at all, which makes a recomputation after a weight change cheap.
+    """
+    if not _use_copy(len(rows)):
+        ResponseAggregate.objects.filter(item_id__in=item_ids).delete()
+        ResponseAggregate.objects.bulk_create(
+            [
+                ResponseAggregate(item_id=i, response_id=r, criterion_id=c, operator=o, mu=m, nu=n)
+                for i, r, c, o, m, n in rows
+            ],
+            batch_size=BATCH_SIZE,
+        )
         return
-    ResponseAggregate.objects.bulk_create(
-        [
-            ResponseAggregate(item_id=i, response_id=r, criterion_id=c, operator=o, mu=m, nu=n)
-            for i, r, c, o, m, n in rows
-        ],
-        batch_size=BATCH_SIZE,
+    table = ResponseAggregate._meta.db_table
+    columns = ", ".join(f'"{c}"' for c in RESPONSE_COLUMNS)
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE IF EXISTS pg_temp.response_aggregate_incoming")
+        cursor.execute(
+            f'CREATE TEMPORARY TABLE response_aggregate_incoming ON COMMIT DROP AS SELECT {columns} FROM "{table}" '
+            "WITH NO DATA"
+        )
+    _copy_into("response_aggregate_incoming", RESPONSE_COLUMNS, rows)
+    # Equality on COALESCE keeps the anti-join hashable (an OR of NULL cases would turn it into a nested loop).
+    same_cell = (
+        "a.response_id = t.response_id AND a.operator = t.operator "
+        "AND COALESCE(a.criterion_id, 0) = COALESCE(t.criterion_id, 0)"
     )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE response_aggregate_incoming")
+        cursor.execute(
+            f'DELETE FROM "{table}" a WHERE a.item_id = ANY(%s) AND NOT EXISTS '
+            f"(SELECT 1 FROM response_aggregate_incoming t WHERE {same_cell})",
+            [item_ids],
+        )
+        for criterion_match in ("a.criterion_id = t.criterion_id", "a.criterion_id IS NULL AND t.criterion_id IS NULL"):
+            cursor.execute(
+                f'UPDATE "{table}" a SET mu = t.mu, nu = t.nu, item_id = t.item_id '
+                "FROM response_aggregate_incoming t "
+                f"WHERE a.response_id = t.response_id AND a.operator = t.operator AND {criterion_match} "
+                "AND (a.mu, a.nu, a.item_id) IS DISTINCT FROM (t.mu, t.nu, t.item_id)"
+            )
+        cursor.execute(
+            f'INSERT INTO "{table}" ({columns}) SELECT {columns} FROM response_aggregate_incoming '
+            "ON CONFLICT DO NOTHING"
+        )
+        cursor.execute("DROP TABLE pg_temp.response_aggregate_incoming")
 
 
 def _item_rows_write(rows: list[tuple[Any, ...]]) -> None:

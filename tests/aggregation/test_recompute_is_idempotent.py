@@ -6,6 +6,7 @@ import pytest
 
 from aggregation import services
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, ResponseAggregate
+from annotation.models import JudgmentValue
 from tests.aggregation.conftest import annotate_ifs, project_make
 
 
@@ -59,3 +60,36 @@ def test_an_item_whose_labels_are_gone_loses_its_human_aggregate():
     assert not ItemAggregate.objects.filter(item=items[0]).exists()
     assert not ResponseAggregate.objects.filter(item=items[0]).exists()
     assert ItemAggregate.objects.filter(item=items[1]).exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("copy_threshold", [services.COPY_THRESHOLD, 1], ids=["bulk_create", "copy_on_postgresql"])
+def test_changed_values_are_rewritten_and_vanished_cells_removed(copy_threshold, monkeypatch):
+    monkeypatch.setattr(services, "COPY_THRESHOLD", copy_threshold)
+    project, items, annotators = project_make(criteria=(("a", 0.5), ("b", 0.5)), n_items=2, n_annotators=1)
+    for item in items:
+        annotate_ifs(item, annotators[0], [[(800, 100), (600, 200)], [(100, 800), (300, 300)]])
+    services.item_aggregates_recompute(project_id=project.pk)
+    criterion_a, criterion_b = project.criteria.order_by("position")
+
+    # Item 0 loses its judgments under criterion b; item 1 changes one value under a.
+    JudgmentValue.objects.filter(annotation__item=items[0], criterion=criterion_b).delete()
+    JudgmentValue.objects.filter(annotation__item=items[1], criterion=criterion_a, response__position=0).update(
+        mu=500, nu=500
+    )
+    services.item_aggregates_recompute(project_id=project.pk)
+
+    # Without b the overall value of item 0 is undefined: only the a rows remain.
+    remaining = set(ResponseAggregate.objects.filter(item=items[0]).values_list("criterion_id", flat=True))
+    assert remaining == {criterion_a.pk}
+    assert ResponseAggregate.objects.filter(item=items[0]).count() == 2 * 3
+    changed = ResponseAggregate.objects.get(
+        item=items[1], criterion=criterion_a, operator="weighted_mean", response__position=0
+    )
+    assert (changed.mu, changed.nu) == pytest.approx((0.5, 0.5))
+    overall = ResponseAggregate.objects.get(
+        item=items[1], criterion=None, operator="weighted_mean", response__position=0
+    )
+    # Position 0: a = (0.5, 0.5) now, b = (0.6, 0.2) unchanged; equal criterion weights.
+    assert (overall.mu, overall.nu) == pytest.approx((0.5 * 0.5 + 0.5 * 0.6, 0.5 * 0.5 + 0.5 * 0.2))
+    assert ResponseAggregate.objects.filter(item=items[1]).count() == 2 * 3 * 3

@@ -1,0 +1,57 @@
+"""Embedded mode: one background thread does the work a commit schedules, merging bursts, and survives errors."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from aggregation import dispatch, services
+
+
+def test_the_thread_recomputes_items_then_the_project_once_per_burst(monkeypatch):
+    calls: list[tuple[str, int, tuple[int, ...]]] = []
+    release = threading.Event()
+    done = threading.Event()
+
+    def items(*, project_id, item_ids):
+        release.wait(5)  # hold the thread so a burst piles up behind it
+        calls.append(("items", project_id, tuple(item_ids)))
+
+    def project(*, project_id):
+        calls.append(("project", project_id, ()))
+        if len([c for c in calls if c[0] == "project"]) == 2:
+            done.set()
+        return {}
+
+    monkeypatch.setattr(services, "item_aggregates_recompute", items)
+    monkeypatch.setattr(services, "project_aggregates_recompute", project)
+    runner = dispatch._EmbeddedRunner()
+
+    runner.submit(7, [1])
+    time.sleep(0.2)
+    runner.submit(7, [2])
+    runner.submit(7, [3, 2])
+    release.set()
+
+    assert done.wait(5)
+    assert calls == [("items", 7, (1,)), ("project", 7, ()), ("items", 7, (2, 3)), ("project", 7, ())]
+
+
+def test_a_failure_is_logged_and_the_thread_keeps_going(monkeypatch, caplog):
+    done = threading.Event()
+
+    def failing(*, project_id, item_ids):
+        raise RuntimeError("database gone")
+
+    def project(*, project_id):
+        done.set()
+        return {}
+
+    monkeypatch.setattr(services, "item_aggregates_recompute", failing)
+    monkeypatch.setattr(services, "project_aggregates_recompute", project)
+    runner = dispatch._EmbeddedRunner()
+
+    runner.submit(3, [1])
+
+    assert done.wait(5)
+    assert "reconciliation will retry" in caplog.text
