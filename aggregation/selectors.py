@@ -7,7 +7,8 @@ per page stay the same however many items a project holds. The two review lists 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -45,7 +46,15 @@ class Dashboard:
     annotator_aggregates: list[AnnotatorAggregate]
     has_items: bool
     review: ReviewQueue
-    extra: dict[str, Any] = field(default_factory=dict)
+    newest_label_at: datetime | None = None
+
+    @property
+    def stale(self) -> bool:
+        """Labels arrived after the figures were computed: the background recomputation has not caught up yet."""
+        if self.newest_label_at is None:
+            return False
+        seen = self.aggregate.source_updated_at if self.aggregate else None
+        return seen is None or self.newest_label_at > seen
 
     @property
     def agreement(self) -> dict[str, Any]:
@@ -98,6 +107,11 @@ def dashboard_get(*, user: AnyUser, project_id: int) -> Dashboard:
         annotator_aggregates=annotator_aggregates,
         has_items=Item.objects.filter(project=project).exists(),
         review=review_queue_get(project=project),
+        # One row through the (project, updated_at) index, however many labels there are.
+        newest_label_at=Annotation.objects.filter(project=project)
+        .order_by("-updated_at")
+        .values_list("updated_at", flat=True)
+        .first(),
     )
 
 
