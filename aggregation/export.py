@@ -29,11 +29,12 @@ from itertools import combinations
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.db import connection
 from django.db.models import QuerySet
 
 from aggregation.models import ItemAggregate, Provenance, ResponseAggregate
 from annotation.models import Annotation, JudgmentValue, SuggestionExposure
-from projects.models import Criterion, Project, Response
+from projects.models import Criterion, Item, Project, Response
 
 FORMATS = ("dpo", "soft", "ifs", "annotations")
 PAIRS = ("all", "best_worst")
@@ -70,12 +71,25 @@ def check_export_options(options: ExportOptions) -> None:
         raise ValidationError(errors)
 
 
+# One encoder for every line: json.dumps with options builds a new encoder per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _line(row: dict[str, Any]) -> str:
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return _ENCODER.encode(row) + "\n"
 
 
 def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
+
+
+def _among(rows: QuerySet[Any], column: str, ids: list[int]) -> QuerySet[Any]:
+    """``column IN ids`` for a page of ids. On PostgreSQL as ``= ANY(array)``: one parameter instead of thousands,
+    which Django and the driver would otherwise process one by one on every page (a third of the export's time)."""
+    if connection.vendor != "postgresql":
+        return rows.filter(**{f"{column}__in": ids})
+    table = connection.ops.quote_name(rows.model._meta.db_table)
+    return rows.extra(where=[f"{table}.{connection.ops.quote_name(column)} = ANY(%s)"], params=[ids])
 
 
 def _aggregate_rows(project: Project, options: ExportOptions) -> QuerySet[ItemAggregate]:
@@ -91,8 +105,6 @@ def _aggregate_rows(project: Project, options: ExportOptions) -> QuerySet[ItemAg
 
 _AGGREGATE_FIELDS = (
     "item_id",
-    "item__external_id",
-    "item__prompt",
     "provenance",
     "best_position",
     "worst_position",
@@ -105,50 +117,54 @@ _AGGREGATE_FIELDS = (
 
 
 def _aggregate_pages(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[list[tuple[Any, ...]]]:
-    """Keyset pages of item aggregates, ordered by item id."""
+    """Keyset pages of item aggregates, ordered by item id: (item_id, external_id, prompt, provenance, best, worst,
+    p_best, margin, hesitation, agreement, n_annotators).
+
+    The item's texts come in a second query by primary key: joined into the keyset query, the planner may walk the
+    items from the start of the table for every page, which makes the whole export quadratic.
+    """
     rows = _aggregate_rows(project, options).order_by("item_id").values_list(*_AGGREGATE_FIELDS)
     last = 0
     while True:
         page = list(rows.filter(item_id__gt=last)[:chunk_size])
         if not page:
             return
-        yield page
+        texts = {
+            item_id: (external_id, prompt)
+            for item_id, external_id, prompt in _among(Item.objects.all(), "id", [row[0] for row in page]).values_list(
+                "id", "external_id", "prompt"
+            )
+        }
+        yield [(row[0], *texts[row[0]], *row[1:]) for row in page]
         last = page[-1][0]
 
 
-@dataclass
+@dataclass(slots=True)
 class _ResponseScore:
     position: int
     text: str
     model: str
-    mu: float | None = None
-    nu: float | None = None
-
-    @property
-    def score(self) -> float | None:
-        return None if self.mu is None or self.nu is None else self.mu - self.nu
-
-    @property
-    def hesitation(self) -> float | None:
-        return None if self.mu is None or self.nu is None else 1.0 - self.mu - self.nu
+    # Set together from the overall aggregate; None when the response has none.
+    score: float | None = None
+    hesitation: float | None = None
 
 
 def _responses_for(item_ids: list[int], operator: str) -> dict[int, dict[int, _ResponseScore]]:
     """Per item, per stored position: text, model and the overall aggregated (μ, ν) under ``operator``."""
     by_item: dict[int, dict[int, _ResponseScore]] = defaultdict(dict)
     by_id: dict[int, _ResponseScore] = {}
-    for response_id, item_id, position, text, model in Response.objects.filter(item_id__in=item_ids).values_list(
+    texts = _among(Response.objects.all(), "item_id", item_ids).values_list(
         "id", "item_id", "position", "text", "model_name"
-    ):
+    )
+    for response_id, item_id, position, text, model in texts:
         response = _ResponseScore(position=position, text=text, model=model)
         by_item[item_id][position] = response
         by_id[response_id] = response
-    for response_id, mu, nu in ResponseAggregate.objects.filter(
-        item_id__in=item_ids, operator=operator, criterion__isnull=True
-    ).values_list("response_id", "mu", "nu"):
-        response = by_id.get(response_id)
-        if response is not None:
-            response.mu, response.nu = mu, nu
+    overall = ResponseAggregate.objects.filter(operator=operator, criterion__isnull=True)
+    for response_id, mu, nu in _among(overall, "item_id", item_ids).values_list("response_id", "mu", "nu"):
+        scored = by_id.get(response_id)
+        if scored is not None:
+            scored.score, scored.hesitation = mu - nu, 1.0 - mu - nu
     return by_item
 
 
@@ -279,14 +295,16 @@ def _ifs_lines(project: Project, options: ExportOptions, chunk_size: int) -> Ite
         item_ids = [row[0] for row in page]
         responses: dict[int, dict[int, dict[str, Any]]] = defaultdict(dict)
         position_of: dict[int, tuple[int, int]] = {}
-        for response_id, item_id, position, text, model in Response.objects.filter(item_id__in=item_ids).values_list(
+        texts = _among(Response.objects.all(), "item_id", item_ids).values_list(
             "id", "item_id", "position", "text", "model_name"
-        ):
+        )
+        for response_id, item_id, position, text, model in texts:
             responses[item_id][position] = {"position": position, "text": text, "model": model, "aggregates": {}}
             position_of[response_id] = (item_id, position)
-        for response_id, criterion_id, operator, mu, nu in ResponseAggregate.objects.filter(
-            item_id__in=item_ids
-        ).values_list("response_id", "criterion_id", "operator", "mu", "nu"):
+        aggregates = _among(ResponseAggregate.objects.all(), "item_id", item_ids).values_list(
+            "response_id", "criterion_id", "operator", "mu", "nu"
+        )
+        for response_id, criterion_id, operator, mu, nu in aggregates:
             item_id, position = position_of[response_id]
             criterion = OVERALL if criterion_id is None else criterion_names.get(criterion_id, str(criterion_id))
             responses[item_id][position]["aggregates"].setdefault(operator, {})[criterion] = {
@@ -352,7 +370,7 @@ def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int)
         item_ids = {row[1] for row in page}
         values: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for annotation_id, position, criterion_id, mu, nu in (
-            JudgmentValue.objects.filter(annotation_id__in=annotation_ids)
+            _among(JudgmentValue.objects.all(), "annotation_id", annotation_ids)
             .order_by("annotation_id", "response__position", "criterion_id")
             .values_list("annotation_id", "response__position", "criterion_id", "mu", "nu")
         ):
@@ -366,7 +384,7 @@ def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int)
             )
         exposures: dict[tuple[int, int], list[dict[str, str]]] = defaultdict(list)
         for item_id, annotator_id, kind, created_at in (
-            SuggestionExposure.objects.filter(project=project, item_id__in=item_ids)
+            _among(SuggestionExposure.objects.filter(project=project), "item_id", list(item_ids))
             .order_by("created_at", "id")
             .values_list("item_id", "annotator_id", "kind", "created_at")
         ):

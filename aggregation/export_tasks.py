@@ -27,11 +27,18 @@ logger = logging.getLogger(__name__)
 PROGRESS_EVERY_SECONDS = 0.5
 
 
+def _user_id(user: AbstractBaseUser | None) -> int | None:
+    return None if user is None else int(user.pk)
+
+
 @transaction.atomic
 def export_job_start(*, project: Project, user: AbstractBaseUser | None, options: ExportOptions) -> Job:
     check_export_options(options)
     job = Job.objects.create(
-        project=project, kind=Job.Kind.EXPORT, created_by=user, options=dataclasses.asdict(options)
+        project=project,
+        kind=Job.Kind.EXPORT,
+        created_by_id=_user_id(user),
+        options=dataclasses.asdict(options),
     )
     transaction.on_commit(lambda: export_run.delay(job.pk))
     return job

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from itertools import islice
 from typing import Any
 
@@ -148,7 +148,7 @@ def _parse(line_number: int, text: str, project: Project, criterion_names: list[
         stamp = parse_datetime(str(row["timestamp"]))
         if stamp is None:
             raise ValueError('"timestamp" must be an ISO 8601 date and time')
-        label.timestamp = stamp if timezone.is_aware(stamp) else timezone.make_aware(stamp, timezone.UTC)
+        label.timestamp = stamp if timezone.is_aware(stamp) else timezone.make_aware(stamp, UTC)
     if row.get("response_order") is not None:
         order = row["response_order"]
         if not isinstance(order, list) or any(isinstance(p, bool) or not isinstance(p, int) for p in order):
@@ -249,10 +249,11 @@ def labels_import(
         )
         accepted: list[tuple[_Label, int, int]] = []
         for label in labels:
-            item_id = items.get(label.item_external_id)
-            if item_id is None:
+            found = items.get(label.item_external_id)
+            if found is None:
                 result.errors.append(RowError(label.line, f"no item with id {json.dumps(label.item_external_id)}"))
                 continue
+            item_id = found
             annotator_id = annotators[label.annotator].pk
             key = (item_id, annotator_id)
             if key in existing:

@@ -55,6 +55,10 @@ def check_import_job(*, kind: str, upload: File, options: dict[str, Any]) -> Non
         raise ValidationError(errors)
 
 
+def _user_id(user: AbstractBaseUser | None) -> int | None:
+    return None if user is None else int(user.pk)
+
+
 @transaction.atomic
 def import_job_start(
     *, project: Project, user: AbstractBaseUser | None, kind: str, upload: File, options: dict[str, Any]
@@ -62,7 +66,7 @@ def import_job_start(
     """Keep the upload and queue its import after commit; the caller answers 202 with the job."""
     check_import_job(kind=kind, upload=upload, options=options)
     path = default_storage.save(f"imports/{project.pk}/{uuid.uuid4().hex}.jsonl", upload)
-    job = Job.objects.create(project=project, kind=kind, created_by=user, options=options, input_file=path)
+    job = Job.objects.create(project=project, kind=kind, created_by_id=_user_id(user), options=options, input_file=path)
     task = import_items_run if kind == Job.Kind.IMPORT_ITEMS else import_labels_run
     transaction.on_commit(lambda: task.delay(job.pk))
     return job
