@@ -158,17 +158,19 @@ def _interval_unit_stats(values: ArrayLike, mask: ArrayLike | None) -> FloatArra
     """
     x = np.asarray(values, dtype=np.float64)
     present = _presence(x, mask)
-    m = present.sum(axis=1)
+    weight = present.astype(np.float64)
+    m = np.einsum("uk->u", weight)
+    x = np.where(present, x, 0.0)
     pairable = m >= 2
-    x = np.where(present, x, 0.0)[pairable]
-    present = present[pairable]
-    m_f = m[pairable].astype(np.float64)
-    if m_f.size:
-        x = np.where(present, x - x.sum() / m_f.sum(), 0.0)
-    unit_sum = x.sum(axis=1)
-    unit_sum_sq = (x * x).sum(axis=1)
-    within = unit_sum_sq - unit_sum * unit_sum / np.maximum(m_f, 1.0)
-    return np.column_stack([2.0 * m_f / (m_f - 1.0) * within, m_f, unit_sum, unit_sum_sq])
+    if not pairable.all():
+        x, weight, m = x[pairable], weight[pairable], m[pairable]
+    if m.size:
+        x -= np.einsum("uk->", x) / m.sum()
+        x *= weight
+    unit_sum = np.einsum("uk->u", x)
+    unit_sum_sq = np.einsum("uk,uk->u", x, x)
+    within = unit_sum_sq - unit_sum * unit_sum / np.maximum(m, 1.0)
+    return np.column_stack([2.0 * m / (m - 1.0) * within, m, unit_sum, unit_sum_sq])
 
 
 def _interval_alpha_from_sums(sums: FloatArray) -> FloatArray:

@@ -31,10 +31,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from aggregation.ifs import (
     IFS,
@@ -48,6 +48,7 @@ from aggregation.ifs import (
     validate_ifs,
 )
 
+_Scalar = TypeVar("_Scalar", bound=np.generic)
 ConsistencySource = Literal["repeats", "hesitation_variance", "none"]
 DEFAULT_COEFFICIENTS = (1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0)
 
@@ -92,9 +93,9 @@ class AnnotatorWeights:
 
 def _per_annotator_mean(values: FloatArray, usable: BoolArray) -> tuple[FloatArray, IntArray]:
     """Mean of ``values`` over every axis but the last, counting only ``usable`` entries; NaN where none."""
-    axes = tuple(range(values.ndim - 1))
-    total = np.where(usable, values, 0.0).sum(axis=axes)
-    count = usable.sum(axis=axes)
+    counted = _cells(usable).astype(np.float64)
+    total = np.einsum("ck,ck->k", _cells(np.where(usable, values, 0.0)), counted)
+    count = np.einsum("ck->k", counted)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(total / count, dtype=np.float64), count.astype(np.int64)
 
@@ -111,7 +112,7 @@ def _check_shape(mu: FloatArray) -> None:
         )
 
 
-def _cells(x: FloatArray) -> FloatArray:
+def _cells(x: NDArray[_Scalar]) -> NDArray[_Scalar]:
     """(…, annotators) → (cells, annotators), a view when possible."""
     return x.reshape(-1, x.shape[-1])
 
@@ -145,9 +146,10 @@ def _leave_one_out_agreement(weight: FloatArray, mu_f: FloatArray, nu_f: FloatAr
     np.multiply(d_nu, d_nu, out=d_nu)
     np.add(distance, d_nu, out=distance)
     np.sqrt(distance, out=distance)
+    np.multiply(distance, weight, out=distance)
     scale = np.where(has_others, count / np.maximum(count - 1.0, 1.0), 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean_distance = np.einsum("ck,ck,c->k", distance, weight, scale) / np.einsum(
+        mean_distance = np.einsum("ck,c->k", distance, scale) / np.einsum(
             "ck,c->k", weight, has_others.astype(np.float64)
         )
     return np.asarray(1.0 - mean_distance, dtype=np.float64)
@@ -277,7 +279,8 @@ def annotator_weights(
         mu_a, nu_a, present, criterion_weights=criterion_weights, tolerance=tolerance
     )
     expertise, n_gold = _expertise(preferences, gold)
-    agreement = _leave_one_out_agreement(_cells(present).astype(np.float64), _cells(mu_f), _cells(nu_f))
+    present_cells = _cells(present).astype(np.float64)
+    agreement = _leave_one_out_agreement(present_cells, _cells(mu_f), _cells(nu_f))
 
     parts = np.stack([consistency, expertise, agreement])
     weights = np.asarray(coeffs)[:, None]
@@ -286,7 +289,7 @@ def annotator_weights(
         quality = (np.where(available, parts, 0.0) * weights).sum(axis=0) / np.where(
             available, weights, 0.0
         ).sum(axis=0)
-    n_values = present.reshape(-1, present.shape[-1]).sum(axis=0).astype(np.int64)
+    n_values = np.einsum("ck->k", present_cells).astype(np.int64)
     weight, fallback = _normalise(quality, n_values > 0)
     return AnnotatorWeights(
         weight=weight,
@@ -434,7 +437,8 @@ def iterative_consensus_weights(
     present = np.ones(mu_a.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     validate_ifs(mu_a, nu_a, present)
     n_annotators = mu_a.shape[-1]
-    n_items_judged = present.reshape(mu_a.shape[0], -1, n_annotators).any(axis=1).sum(axis=0)
+    per_item = np.einsum("ivk->ik", present.reshape(mu_a.shape[0], -1, n_annotators).astype(np.float64))
+    n_items_judged = np.einsum("ik->k", (per_item > 0.0).astype(np.float64)).astype(np.int64)
     if chi2_prior:
         quantiles = {int(k): chi2_isf(alpha / 2.0, int(k)) for k in np.unique(n_items_judged) if k > 0}
         prior = np.array([quantiles.get(int(k), 0.0) for k in n_items_judged])
