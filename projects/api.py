@@ -79,6 +79,12 @@ class ProjectCreateSerializer(serializers.Serializer):
     criteria = CriterionSerializer(many=True, required=False)
     settings = serializers.DictField(required=False, help_text="Any of the editable settings, e.g. mode, overlap.")
 
+    def validate_settings(self, value: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(value) - set(EDITABLE_SETTINGS) | ({"name"} & set(value)))
+        if unknown:
+            raise serializers.ValidationError(f"Unknown settings: {', '.join(unknown)}.")
+        return value
+
 
 class ProjectSettingsSerializer(serializers.Serializer):
     """Partial settings: the service checks ranges and the locked-after-labelling rules."""

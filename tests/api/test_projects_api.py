@@ -33,6 +33,16 @@ def test_creator_becomes_lead_and_sees_the_project(outsider_client, outsider):
     assert [p["id"] for p in outsider_client.get("/api/projects/").json()] == [body["id"]]
 
 
+def test_unknown_settings_on_create_are_named(outsider_client):
+    response = outsider_client.post(
+        "/api/projects/", {"name": "x", "settings": {"seed": 3, "lead": 1, "overlap": 2}}, **JSON
+    )
+
+    assert response.status_code == 400
+    assert "lead, seed" in response.json()["errors"]["settings"][0]
+    assert not Project.objects.filter(name="x").exists()
+
+
 def test_list_shows_only_own_projects_with_role(project, other_project, annotator_client):
     listed = annotator_client.get("/api/projects/").json()
 
