@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aggregation.ifs import BoolArray, FloatArray, combine_criteria, score
+from aggregation.ifs import TOLERANCE_SLACK, BoolArray, FloatArray, combine_criterion_values, score
 
 #: Signed preferences whose magnitude is below this are read as "no preference" by :func:`preference_sign`. For IFS
 #: s = (S_0 − S_1)/2, so the project's score tolerance τ (default 0.1) corresponds to a band of τ/2.
@@ -111,27 +111,30 @@ def signed_preference_ifs(
     Input shape (items, 2, annotators) or (items, 2, criteria, annotators). An annotator's s is NaN on an item
     unless every value of theirs for the item is present (mask). For n > 2 responses use :func:`ifs.all_pairs`.
     """
-    mu_a = np.asarray(mu, dtype=np.float64)
-    nu_a = np.asarray(nu, dtype=np.float64)
-    if mu_a.ndim not in (3, 4) or mu_a.shape[1] != 2:
+    scores = score(mu, nu)
+    if scores.ndim not in (3, 4) or scores.shape[1] != 2:
         raise ValueError("expected shape (items, 2, annotators) or (items, 2, criteria, annotators)")
     if mask is not None:
         # NaN propagates through the criteria sum, so a partly judged item gives no preference at all.
-        present = np.asarray(mask, dtype=bool)
-        mu_a = np.where(present, mu_a, np.nan)
-        nu_a = np.where(present, nu_a, np.nan)
-    if mu_a.ndim == 4:
-        mu_a, nu_a = combine_criteria(mu_a, nu_a, criterion_weights, axis=2)
+        scores = np.where(np.asarray(mask, dtype=bool), scores, np.nan)
+    if scores.ndim == 4:
+        # S is linear in (μ, ν): the score of the criteria-combined value is the combined score.
+        scores = combine_criterion_values(scores, criterion_weights, axis=2)
     elif criterion_weights is not None:
         raise ValueError("criterion_weights given but the values have no criteria axis")
-    scores = score(mu_a, nu_a)
     return np.asarray(0.5 * (scores[:, 0] - scores[:, 1]), dtype=np.float64)
 
 
 def preference_sign(signed: ArrayLike, tie_band: float = DEFAULT_TIE_BAND) -> FloatArray:
-    """s → −1, 0 (|s| < tie_band), +1; NaN stays NaN. The nominal categories of the cross-mode comparison."""
+    """s → −1, 0 (|s| < tie_band), +1; NaN stays NaN. The nominal categories of the cross-mode comparison.
+
+    As in :func:`ifs.preferred_response` (whose gap is 2|s|), a magnitude within rounding of the band counts as
+    reaching it, so IFS signs agree with preferred responses read with tolerance 2 × ``tie_band``.
+    """
     s = np.asarray(signed, dtype=np.float64)
-    return np.where(np.isnan(s), np.nan, np.where(np.abs(s) < tie_band, 0.0, np.sign(s)))
+    return np.where(
+        np.isnan(s), np.nan, np.where(np.abs(s) < tie_band - TOLERANCE_SLACK / 2, 0.0, np.sign(s))
+    )
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -53,9 +53,9 @@ VALIDITY_TOLERANCE = 1e-9
 TIE = -1
 UNDEFINED = -2
 
-# Gaps within this of the tolerance count as reaching it: per-mille inputs make exact boundaries common
-# (0.3 − 0.2 is 0.09999999999999998 in binary floating point).
-_TOLERANCE_SLACK = 1e-9
+#: Score gaps within this of a tie tolerance count as reaching it: per-mille inputs make exact boundaries common
+#: (0.3 − 0.2 is 0.09999999999999998 in binary floating point).
+TOLERANCE_SLACK = 1e-9
 
 _AXIS_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -225,7 +225,8 @@ def _ifwa_of(operands: _Operands, eps: float) -> IFS:
 
 
 def _ifwg_of(operands: _Operands) -> IFS:
-    not_nu = 1.0 - operands.nu  # absent entries: 1 − 0, log 0 below
+    # Absent entries give 1 − 0 (log 0 below); the floor keeps a ν that passed validation at 1 + 1e-10 out of log().
+    not_nu = np.maximum(1.0 - operands.nu, 0.0)
     mu_a = operands.mu if operands.active is None else np.where(operands.active, operands.mu, 1.0)
     with np.errstate(divide="ignore"):
         # Entries of zero weight must contribute log 1 = 0, never 0 · (−inf); μ ≤ 1 − ν termwise keeps the output
@@ -583,8 +584,8 @@ def pairwise_preference(mu_a: ArrayLike, nu_a: ArrayLike, mu_b: ArrayLike, nu_b:
 
     A valid IFS value whenever A and B are; r_BA swaps the two parts and π_AB = (π_A + π_B)/2.
     """
-    mu_a_, nu_a_, mu_b_, nu_b_ = (_as_float(x) for x in (mu_a, nu_a, mu_b, nu_b))
-    return IFS(0.5 * (mu_a_ + nu_b_), 0.5 * (nu_a_ + mu_b_))
+    support_a, opposition_a, support_b, opposition_b = (_as_float(x) for x in (mu_a, nu_a, mu_b, nu_b))
+    return IFS(0.5 * (support_a + opposition_b), 0.5 * (opposition_a + support_b))
 
 
 def margin(mu_a: ArrayLike, nu_a: ArrayLike, mu_b: ArrayLike, nu_b: ArrayLike) -> FloatArray:
@@ -661,7 +662,7 @@ def preferred_response(scores: ArrayLike, tolerance: float = 0.1, axis: int = 1)
         top_two = -np.partition(-filled, 1, axis=-1)[..., :2]
         with np.errstate(invalid="ignore"):
             gap = top_two[..., 0] - top_two[..., 1]
-    tie = (gap <= 0.0) | (gap < tolerance - _TOLERANCE_SLACK)
+    tie = (gap <= 0.0) | (gap < tolerance - TOLERANCE_SLACK)
     result = np.where(tie, TIE, best).astype(np.int64)
     result[undefined] = UNDEFINED
     return result

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aggregation import agreement
+from aggregation import agreement, ifs
 
 
 def test_binary() -> None:
@@ -89,3 +89,15 @@ def test_same_preferences_in_three_modes_give_the_same_nominal_figures() -> None
     for key in ("alpha_nominal", "pairwise_with_ties", "pairwise_without_ties"):
         assert figures[0][key].value == pytest.approx(figures[1][key].value)
         assert figures[0][key].value == pytest.approx(figures[2][key].value)
+
+
+def test_ifs_signs_agree_with_preferred_responses_at_twice_the_band() -> None:
+    rng = np.random.default_rng(4)
+    mu = rng.integers(0, 1001, (2000, 2, 3)) / 1000
+    nu = np.floor(rng.random(mu.shape) * (1000 - mu * 1000)) / 1000
+    mu[:5, 1], nu[:5, 1] = mu[:5, 0] - 0.1, nu[:5, 0]  # gaps of exactly the tolerance, up to binary rounding
+    mu[:5, 1] = np.clip(mu[:5, 1], 0, 1)
+    signs = agreement.preference_sign(agreement.signed_preference_ifs(mu, nu), tie_band=0.05)
+    preferred = ifs.preferred_response(ifs.score(mu, nu), tolerance=0.1)
+    expected = np.select([preferred == 0, preferred == 1], [1.0, -1.0], 0.0)
+    np.testing.assert_array_equal(signs, expected)
