@@ -55,7 +55,12 @@ DEFAULT_COEFFICIENTS = (1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0)
 
 @dataclass(frozen=True)
 class AnnotatorWeights:
-    """Per-annotator arrays (length = annotators). Parts are NaN where the annotator has no data for them."""
+    """Per-annotator arrays (length = annotators). Parts are NaN where the annotator has no data for them.
+
+    ``quality`` is the coefficient-weighted mean of the available parts, ``weight`` the qualities normalised to sum
+    1. Counts: ``n_values`` judgments given, ``n_gold`` gold items with a readable preference, ``n_repeats``
+    values with a repeat (or, for the hesitation proxy, the values it was computed on).
+    """
 
     weight: FloatArray
     quality: FloatArray
@@ -221,6 +226,7 @@ def _consistency(
         raise ValueError("repeat judgments must have the shape of the judgments they repeat")
     repeated = np.ones(mu.shape, dtype=bool) if repeat_mask is None else np.asarray(repeat_mask, dtype=bool)
     both = present & repeated
+    validate_ifs(again_mu, again_nu, both)
     with np.errstate(invalid="ignore"):
         d = _sk_distance(mu - again_mu, nu - again_nu)
     mean_distance, count = _per_annotator_mean(d, both)
@@ -269,6 +275,7 @@ def annotator_weights(
     nu_a = np.asarray(nu, dtype=np.float64)
     _check_shape(mu_a)
     present = np.ones(mu_a.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    validate_ifs(mu_a, nu_a, present)
     mu_f = np.where(present, mu_a, 0.0)
     nu_f = np.where(present, nu_a, 0.0)
 
