@@ -24,6 +24,7 @@ replicates, and never with V×V matrices over values.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -324,7 +325,7 @@ def _estimate_from_unit_stats(
 
 
 def bootstrap_ci(
-    statistic: Callable[[Any], float],
+    statistic: Callable[[Any], float | None],
     units: ArrayLike,
     n_boot: int = 1000,
     seed: int = 0,
@@ -334,19 +335,22 @@ def bootstrap_ci(
 
     ``statistic`` receives an array shaped like ``units`` and returns a float; for statistics over several arrays,
     pass ``units=np.arange(n_units)`` and index the arrays inside ``statistic``. Replicates where the statistic
-    is undefined (NaN) are dropped. Returns ``Estimate(value=statistic(units), n=n_units, ci)``; deterministic for
-    a given seed. The library's own agreement figures use a vectorised path (sums of per-unit statistics times
-    resampling counts) instead of calling a function per replicate.
+    is undefined (None or NaN) are dropped. Returns ``Estimate(value=statistic(units), n=n_units, ci)``;
+    deterministic for a given seed. The library's own agreement figures use a vectorised path (sums of per-unit
+    statistics times resampling counts) instead of calling a function per replicate.
     """
     data = np.asarray(units)
     n_units = data.shape[0]
-    value = _finite_or_none(float(statistic(data))) if n_units else None
+
+    def evaluate(sample: Any) -> float:
+        result = statistic(sample)
+        return math.nan if result is None else float(result)
+
+    value = _finite_or_none(evaluate(data)) if n_units else None
     if value is None or n_boot <= 0:
         return Estimate(value=value, n=n_units, ci=None)
     rng = np.random.default_rng(seed)
-    replicates = np.array(
-        [float(statistic(data[rng.integers(0, n_units, size=n_units)])) for _ in range(n_boot)]
-    )
+    replicates = np.array([evaluate(data[rng.integers(0, n_units, size=n_units)]) for _ in range(n_boot)])
     return Estimate(value=value, n=n_units, ci=percentile_interval(replicates, level))
 
 

@@ -76,6 +76,7 @@ def test_pairwise_agreement_matches_a_loop(rows: list[dict], choices) -> None:
     result = agreement.pairwise_agreement(agreement.preference_sign(signed), present)
     assert result.n == pairs
     assert result.value == pytest.approx(agreeing / pairs, abs=1e-12)
+    assert result.value is not None
     assert 0.5 < result.value < 0.9  # real people agree better than chance, far from perfectly
 
 
@@ -139,4 +140,5 @@ def test_cross_mode_summary_on_real_data(choices) -> None:
     assert graded["pairwise_with_ties"].value == pytest.approx(binary["pairwise_with_ties"].value)
     for estimate in graded.values():
         assert estimate.ci is not None
+        assert estimate.value is not None
         assert estimate.ci[0] <= estimate.value <= estimate.ci[1]

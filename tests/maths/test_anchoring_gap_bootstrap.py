@@ -49,6 +49,7 @@ def test_interval_surrounds_the_gap_and_is_plausibly_wide() -> None:
     gap = comparisons.anchoring_gap(shown, shown_items, blind, blind_items, n_boot=2000, seed=0)
     assert gap.value == pytest.approx(shown.mean() - blind.mean())
     assert gap.ci is not None
+    assert gap.value is not None
     low, high = gap.ci
     assert low < gap.value < high
     # Roughly the unclustered normal width for a difference of proportions (items hold few labels each).
@@ -87,6 +88,7 @@ def test_items_with_both_shown_and_blind_labels_are_resampled_together() -> None
     items = np.arange(60)
     gap = comparisons.anchoring_gap(rng.random(60) < 0.8, items, rng.random(60) < 0.6, items, n_boot=300)
     assert gap.ci is not None
+    assert gap.value is not None
     assert gap.ci[0] < gap.value < gap.ci[1]
 
 

@@ -34,6 +34,7 @@ def test_generic_bootstrap_resamples_rows_of_a_matrix() -> None:
     result = agreement.bootstrap_ci(lambda m: agreement.pairwise_agreement(m).value, matrix, n_boot=200)
     assert result.value == agreement.pairwise_agreement(matrix).value
     assert result.ci is not None
+    assert result.value is not None
     assert result.ci[0] < result.value < result.ci[1]
 
 
@@ -84,7 +85,9 @@ def test_cross_mode_figures_carry_counts_and_intervals() -> None:
         as_dict = estimate.as_dict()
         assert set(as_dict) == {"value", "n", "ci"}
         assert len(as_dict["ci"]) == 2
-    assert figures["alpha_interval"].value > 0.6
+    alpha_interval = figures["alpha_interval"].value
+    assert alpha_interval is not None
+    assert alpha_interval > 0.6
     assert figures["alpha_interval"].n == int(
         (~np.isnan(signed)).sum(axis=1)[(~np.isnan(signed)).sum(axis=1) >= 2].sum()
     )

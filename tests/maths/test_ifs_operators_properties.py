@@ -215,6 +215,6 @@ def test_aggregate_all_equals_one_operator_at_a_time() -> None:
     together = ifs.aggregate_all(mu, nu, w, mask)
     assert set(together) == set(OPERATORS)
     for operator in OPERATORS:
-        alone = ifs.aggregate(mu, nu, operator, w, mask)  # type: ignore[arg-type]
-        np.testing.assert_array_equal(together[operator].mu, alone.mu)  # type: ignore[index]
-        np.testing.assert_array_equal(together[operator].nu, alone.nu)  # type: ignore[index]
+        alone = ifs.aggregate(mu, nu, operator, w, mask)
+        np.testing.assert_array_equal(together[operator].mu, alone.mu)
+        np.testing.assert_array_equal(together[operator].nu, alone.nu)

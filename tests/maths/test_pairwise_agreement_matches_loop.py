@@ -60,6 +60,7 @@ def test_bootstrap_interval_is_added_on_request() -> None:
     labels = np.sign(rng.normal(0.3, 1.0, (300, 4)))
     result = agreement.pairwise_agreement(labels, n_boot=500, seed=5)
     assert result.ci is not None
+    assert result.value is not None
     low, high = result.ci
     assert low < result.value < high
     assert high - low < 0.15
