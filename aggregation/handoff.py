@@ -120,7 +120,12 @@ def handoff_evaluate(*, project_id: int) -> dict[str, Any] | None:
         and project.phase == Project.Phase.COLLECTING
         and latest != HandoffDecision.Action.UNDONE
     ):
-        handoff_apply(project=project, user=None)
+        try:
+            handoff_apply(project=project, user=None)
+        except ValidationError:
+            # The stored figures were a moment older than the labels handoff_apply re-reads; the next
+            # evaluation, after the figures catch up, decides again.
+            return evaluation
         evaluation = {**evaluation, "phase": Project.Phase.HANDED_OFF}
         _store_evaluation(project, evaluation)
     return evaluation

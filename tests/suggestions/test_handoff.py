@@ -126,3 +126,16 @@ def test_undo_is_refused_when_nothing_was_handed_off():
     project = _project(blind_labels=2, agree=2)
     with pytest.raises(ValidationError, match="nothing to undo"):
         handoff_undo(project=project, user=None)
+
+
+def test_partly_labelled_items_keep_their_human_aggregate():
+    project = _project(blind_labels=20, agree=20, unlabelled=3)
+    Project.objects.filter(pk=project.pk).update(overlap=2)
+    project.refresh_from_db()
+
+    decision = handoff_apply(project=project)
+
+    handed = ItemAggregate.objects.filter(project=project, provenance=Provenance.MODEL_HANDOFF)
+    assert decision.items_affected == 3 == handed.count()
+    assert set(handed.values_list("item__annotation_count", flat=True)) == {0}
+    assert "20 partly labelled items keep their human aggregate" in decision.explanation
