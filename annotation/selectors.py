@@ -6,6 +6,7 @@ returns the calling annotator's own rows: annotators never read other annotators
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +26,12 @@ AnyUser = AbstractBaseUser | AnonymousUser
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
 
 
+# Scraped prompts often carry literal <br> tags; they become markdown hard breaks instead of visible tag text.
+_BR_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
 def markdown_render(text: str) -> str:
-    return _markdown.render(text)
+    return _markdown.render(_BR_TAG.sub("  \n", text))
 
 
 # --- suggestions ------------------------------------------------------------------------------------------------

@@ -6,17 +6,26 @@ import uuid
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.middleware import HtmxDetails
 
 from annotation import selectors, services
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
 from projects.models import Item, Project
 from projects.selectors import item_get_for_user, project_get_for_annotator
+
+
+class AnnotatorRequest(HttpRequest):
+    """A request behind login_required and django-htmx's middleware."""
+
+    htmx: HtmxDetails
+    user: User
 
 
 def _errors(error: ValidationError) -> dict[str, list[str]]:
@@ -31,7 +40,7 @@ def _item_url(project: Project, item: Item, stage: str = "label") -> str:
 
 
 def _render_item(
-    request: HttpRequest,
+    request: AnnotatorRequest,
     *,
     project: Project,
     item: Item,
@@ -70,7 +79,7 @@ def _render_item(
     return response
 
 
-def _render_done(request: HttpRequest, *, project: Project, notice: str = "") -> HttpResponse:
+def _render_done(request: AnnotatorRequest, *, project: Project, notice: str = "") -> HttpResponse:
     context = {
         "project": project,
         "notice": notice,
@@ -83,7 +92,7 @@ def _render_done(request: HttpRequest, *, project: Project, notice: str = "") ->
     return response
 
 
-def _next(request: HttpRequest, project: Project, notice: str = "") -> HttpResponse:
+def _next(request: AnnotatorRequest, project: Project, notice: str = "") -> HttpResponse:
     assignment = services.assignment_claim_next(project=project, annotator=request.user)
     if assignment is None:
         return _render_done(request, project=project, notice=notice)
@@ -92,14 +101,14 @@ def _next(request: HttpRequest, project: Project, notice: str = "") -> HttpRespo
 
 @login_required
 @require_GET
-def annotate_next(request: HttpRequest, project_id: int) -> HttpResponse:
+def annotate_next(request: AnnotatorRequest, project_id: int) -> HttpResponse:
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     return _next(request, project)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def annotate_item(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
+def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     item = item_get_for_user(user=request.user, project=project, item_id=item_id)
     try:
@@ -144,7 +153,7 @@ def annotate_item(request: HttpRequest, project_id: int, item_id: int) -> HttpRe
 
 @login_required
 @require_POST
-def annotate_skip(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
+def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     item = item_get_for_user(user=request.user, project=project, item_id=item_id)
     reason = request.POST.get("skip_reason", "")
@@ -164,7 +173,7 @@ def annotate_skip(request: HttpRequest, project_id: int, item_id: int) -> HttpRe
 
 @login_required
 @require_POST
-def annotate_accept(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
+def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
     """Accept fills the form from the suggestion; the annotator can still adjust before saving."""
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     item = item_get_for_user(user=request.user, project=project, item_id=item_id)
@@ -188,7 +197,7 @@ def annotate_accept(request: HttpRequest, project_id: int, item_id: int) -> Http
 
 @login_required
 @require_GET
-def annotate_previous(request: HttpRequest, project_id: int) -> HttpResponse:
+def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpResponse:
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     before = request.GET.get("before", "")
     previous = selectors.annotation_previous(

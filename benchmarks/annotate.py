@@ -266,9 +266,13 @@ def main() -> None:
         sys.exit("Set DATABASE_URL to a PostgreSQL database of its own (it is created when missing).")
     _ensure_database(url)
 
+    import logging
+
     import django
 
     django.setup()
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("celery").setLevel(logging.WARNING)
     from django.conf import settings
     from django.core.management import call_command
 

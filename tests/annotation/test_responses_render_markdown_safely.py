@@ -24,3 +24,12 @@ def test_markdown_is_rendered_and_html_is_escaped(project, annotator_client):
     assert "<img src=x" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     assert 'href="javascript:' not in html
+
+
+def test_literal_br_tags_in_scraped_text_become_line_breaks(project, annotator_client):
+    item = ItemFactory(project=project, prompt="First line?<br />Second line <script>x()</script>")
+    Item.objects.exclude(pk=item.pk).filter(project=project).delete()
+    html = annotator_client.get(item_url(project, item)).content.decode()
+    assert "First line?<br />\nSecond line" in html
+    assert "&lt;br" not in html
+    assert "<script>x()" not in html
