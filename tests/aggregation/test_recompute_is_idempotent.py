@@ -93,3 +93,15 @@ def test_changed_values_are_rewritten_and_vanished_cells_removed(copy_threshold,
     # Position 0: a = (0.5, 0.5) now, b = (0.6, 0.2) unchanged; equal criterion weights.
     assert (overall.mu, overall.nu) == pytest.approx((0.5 * 0.5 + 0.5 * 0.6, 0.5 * 0.5 + 0.5 * 0.2))
     assert ResponseAggregate.objects.filter(item=items[1]).count() == 2 * 3 * 3
+
+
+@pytest.mark.django_db
+def test_items_of_another_project_or_none_are_ignored():
+    project, _, _ = project_make(n_items=1, n_annotators=1)
+    other, other_items, other_annotators = project_make(n_items=1, n_annotators=1)
+    annotate_ifs(other_items[0], other_annotators[0], [(800, 100), (100, 800)])
+
+    assert services.item_aggregates_recompute(project_id=project.pk, item_ids=[other_items[0].pk]) == 0
+    assert services.item_aggregates_recompute(project_id=project.pk, item_ids=[]) == 0
+    assert not ItemAggregate.objects.exists()
+    assert services.item_aggregates_recompute(project_id=other.pk, item_ids=[other_items[0].pk]) == 1
