@@ -111,11 +111,11 @@ def annotate_next(request: AnnotatorRequest, project_id: int) -> HttpResponse:
 def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     item = item_get_for_user(user=request.user, project=project, item_id=item_id)
-    try:
-        assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
-    except ValidationError as error:
-        return _next(request, project, notice=" ".join(_errors(error).get("__all__", [])))
     if request.method == "GET":
+        try:
+            assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
+        except ValidationError as error:
+            return _next(request, project, notice=" ".join(_errors(error).get("__all__", [])))
         stage = "resolution" if request.GET.get("stage") == "resolution" else "label"
         if stage == "resolution" and not selectors.resolution_needed(
             project=project, item=item, annotator=request.user
@@ -123,6 +123,7 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
             stage = "label"
         return _render_item(request, project=project, item=item, assignment=assignment, stage=stage)
 
+    # A save needs no claim of its own here: annotation_save checks the claim (or room) itself.
     responses = list(item.responses.order_by("position"))
     criteria = list(project.criteria.all())
     arguments, posted = annotation_post_parse(
@@ -132,6 +133,10 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     try:
         services.annotation_save(project=project, item=item, annotator=request.user, source="page", **arguments)
     except ValidationError as error:
+        errors = _errors(error)
+        assignment = selectors.assignment_get_own(project=project, item=item, annotator=request.user)
+        if assignment is None:
+            return _next(request, project, notice=" ".join(m for messages in errors.values() for m in messages))
         return _render_item(
             request,
             project=project,
@@ -139,13 +144,15 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
             assignment=assignment,
             stage=stage,
             posted=posted,
-            errors=_errors(error),
+            errors=errors,
             status=422,
         )
     if stage == "label" and selectors.resolution_needed(project=project, item=item, annotator=request.user):
         if not request.htmx:
             return redirect(_item_url(project, item, "resolution"))
-        return _render_item(request, project=project, item=item, assignment=assignment, stage="resolution")
+        assignment = selectors.assignment_get_own(project=project, item=item, annotator=request.user)
+        if assignment is not None:
+            return _render_item(request, project=project, item=item, assignment=assignment, stage="resolution")
     if not request.htmx:
         return redirect("annotate_next", project_id=project.pk)
     return _next(request, project, notice="Saved.")

@@ -6,7 +6,8 @@ each ask for the next item and save it, repeatedly. Times are server time (view,
 no network). Optionally (--concurrent) 50 threads hit a live server on loopback and report saves/s and p95.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/penumbra_bench_ann python benchmarks/annotate.py
-    options: --sizes 100 100000  --rounds 200  --annotators 20  --keep  --concurrent [--threads 50 --seconds 30]
+    options: --sizes 100 100000  --rounds 200  --annotators 20  --keep
+             --concurrent [--threads 50 --seconds 30 --server gunicorn|dev --workers 3]
 
 The database is created and migrated when missing. Without DATABASE_URL the script refuses: SQLite figures say
 nothing about production.
@@ -165,8 +166,14 @@ def measure(project, *, rounds: int, n_annotators: int) -> dict[str, float]:
     }
 
 
-def concurrent_load(project, *, threads: int, seconds: float, saves_per_thread: int) -> dict[str, float]:
-    """``threads`` annotators on a loopback server, each: next item, save, repeat; bounded in count and time."""
+def concurrent_load(
+    project, *, threads: int, seconds: float, saves_per_thread: int, server_kind: str, gunicorn_workers: int
+) -> dict[str, float]:
+    """``threads`` annotators on a loopback server, each: next item, save, repeat; bounded in count and time.
+
+    ``server_kind`` "gunicorn" runs the production server (gthread workers) as a child process; "dev" runs Django's
+    threaded development server in this process (GIL-bound: a floor, not a production figure).
+    """
     import httpx
     from django.contrib.auth import get_user_model
     from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
@@ -177,15 +184,42 @@ def concurrent_load(project, *, threads: int, seconds: float, saves_per_thread: 
     from projects.models import Membership
     from projects.services import membership_set
 
-    class QuietHandler(WSGIRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
+    process = None
+    if server_kind == "dev":
 
-    server = ThreadedWSGIServer(("127.0.0.1", 0), QuietHandler)
-    server.set_app(get_wsgi_application())
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+        class QuietHandler(WSGIRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = ThreadedWSGIServer(("127.0.0.1", 0), QuietHandler)
+        server.set_app(get_wsgi_application())
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+    else:
+        import socket
+        import subprocess
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        base = f"http://127.0.0.1:{port}"
+        environment = dict(os.environ, DB_CONN_MAX_AGE="60")
+        process = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}"),
+                *("--workers", str(gunicorn_workers), "--threads", "4", "--worker-class", "gthread"),
+                *("--log-level", "warning"),
+            ],
+            cwd=str(Path(__file__).resolve().parent.parent),
+            env=environment,
+        )
+        for _ in range(100):
+            try:
+                if httpx.get(base + "/accounts/login/", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
 
     user_model = get_user_model()
     cookies = []
@@ -229,7 +263,11 @@ def concurrent_load(project, *, threads: int, seconds: float, saves_per_thread: 
     for worker in workers:
         worker.join()
     wall = time.perf_counter() - started
-    server.shutdown()
+    if process is not None:
+        process.terminate()
+        process.wait(timeout=30)
+    else:
+        server.shutdown()
     ordered = sorted(save_times) or [0.0]
     return {
         "saves": len(save_times),
@@ -259,6 +297,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--saves-per-thread", type=int, default=20)
+    parser.add_argument("--server", choices=["gunicorn", "dev"], default="gunicorn")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes (4 threads each)")
     args = parser.parse_args()
 
     url = os.environ.get("DATABASE_URL", "")
@@ -308,10 +348,16 @@ def main() -> None:
 
     if args.concurrent:
         load = concurrent_load(
-            projects[-1], threads=args.threads, seconds=args.seconds, saves_per_thread=args.saves_per_thread
+            projects[-1],
+            threads=args.threads,
+            seconds=args.seconds,
+            saves_per_thread=args.saves_per_thread,
+            server_kind=args.server,
+            gunicorn_workers=args.workers,
         )
         print()
-        print(f"Loopback load: {args.threads} annotator threads, {max(args.sizes):,} items (threaded dev WSGI server)")
+        server_name = f"gunicorn, {args.workers} gthread workers" if args.server == "gunicorn" else "dev server"
+        print(f"Loopback load: {args.threads} annotator threads, {max(args.sizes):,} items ({server_name})")
         print(
             f"  {load['saves']} saves in {load['wall']:.1f} s = {load['saves_per_s']:.1f} saves/s; "
             f"save median {load['median']:.1f} ms, p95 {load['p95']:.1f} ms; errors {load['errors']}"
