@@ -516,6 +516,9 @@ class _PostgresMerge:
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE item_aggregate_incoming")
             cursor.execute("ANALYZE response_aggregate_incoming")
+            # Every join here is between large sets; a nested loop (chosen on stale statistics, e.g. a table
+            # analysed while empty) would rescan the target per row. Hash joins only, for this transaction.
+            cursor.execute("SET LOCAL enable_nestloop = off")
             cursor.execute(
                 f'INSERT INTO "{items}" ({item_columns}) SELECT {item_columns} FROM item_aggregate_incoming '
                 f'ON CONFLICT ("item_id") DO UPDATE SET {updates}'
@@ -529,12 +532,20 @@ class _PostgresMerge:
                 f"FROM response_aggregate_incoming t WHERE {same_cell} "
                 "AND (a.mu, a.nu, a.item_id) IS DISTINCT FROM (t.mu, t.nu, t.item_id)"
             )
-            # The anti-join skips existing cells cheaply; ON CONFLICT covers a concurrent writer.
+            # New cells are found before any is inserted: an anti-join against the table being filled would
+            # scan the fresh pages again for every row.
+            cursor.execute("DROP TABLE IF EXISTS pg_temp.response_aggregate_new")
+            cursor.execute(
+                f"CREATE TEMPORARY TABLE response_aggregate_new ON COMMIT DROP AS SELECT {response_columns} "
+                f'FROM response_aggregate_incoming t WHERE NOT EXISTS (SELECT 1 FROM "{responses}" a WHERE {same_cell})'
+            )
+            # ON CONFLICT covers a concurrent writer that inserted the same cell meanwhile.
             cursor.execute(
                 f'INSERT INTO "{responses}" ({response_columns}) SELECT {response_columns} '
-                f"FROM response_aggregate_incoming t WHERE NOT EXISTS "
-                f'(SELECT 1 FROM "{responses}" a WHERE {same_cell}) ON CONFLICT DO NOTHING'
+                "FROM response_aggregate_new ON CONFLICT DO NOTHING"
             )
+            cursor.execute("RESET enable_nestloop")
+            cursor.execute("DROP TABLE pg_temp.response_aggregate_new")
             cursor.execute("DROP TABLE pg_temp.item_aggregate_incoming")
             cursor.execute("DROP TABLE pg_temp.response_aggregate_incoming")
 
