@@ -43,9 +43,13 @@ def _claim_duration() -> timedelta:
 # --- checks -----------------------------------------------------------------------------------------------------
 
 
-def check_annotator_of(*, project: Project, item: Item, annotator: AbstractBaseUser) -> None:
+def check_annotator(*, project: Project, annotator: AbstractBaseUser) -> None:
     if not Membership.objects.filter(project=project, user_id=annotator.pk, role=Membership.Role.ANNOTATOR).exists():
         raise ValidationError({"annotator": "You do not annotate this project."})
+
+
+def check_annotator_of(*, project: Project, item: Item, annotator: AbstractBaseUser) -> None:
+    check_annotator(project=project, annotator=annotator)
     if item.project_id != project.pk:
         raise ValidationError({"item": "This item does not belong to this project."})
     if project.phase == Project.Phase.CLOSED:
@@ -227,7 +231,9 @@ def assignment_claim_next(*, project: Project, annotator: AbstractBaseUser) -> A
     random order. Each step is an index range scan on (project, annotation_count, queue_key) that stops at the
     first fit: the work per request does not grow with the project.
     """
-    check_annotator_of(project=project, item=Item(project_id=project.pk), annotator=annotator)
+    check_annotator(project=project, annotator=annotator)
+    if project.phase == Project.Phase.CLOSED:
+        return None
     if project.phase != Project.Phase.COLLECTING:  # handed off to the LLM or closed: nothing to serve
         return None
     now = timezone.now()

@@ -166,3 +166,13 @@ def test_three_criteria_need_every_cell(annotator):
     assert "values[2][safety]" in refused.value.message_dict
     annotation_save(project=project, item=item, annotator=annotator, values=values)
     assert JudgmentValue.objects.filter(annotation__item=item).count() == 9
+
+
+def test_a_closed_project_takes_no_labels_and_offers_no_items(project, annotator, claimed_item):
+    Project.objects.filter(pk=project.pk).update(phase=Project.Phase.CLOSED)
+    project.refresh_from_db()
+    with pytest.raises(ValidationError) as refused:
+        annotation_save(project=project, item=claimed_item, annotator=annotator, values=_full(claimed_item))
+    assert "closed" in " ".join(refused.value.message_dict["__all__"])
+    assert assignment_claim_next(project=project, annotator=annotator) is None
+    _nothing_written(claimed_item)
