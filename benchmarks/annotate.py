@@ -284,7 +284,7 @@ def _empty_queue() -> None:
 
     client = redis.Redis.from_url(os.environ["REDIS_URL"])
     queue = os.environ["CELERY_QUEUE"]
-    client.delete(queue, *client.keys(f"penumbra:{queue}:*"))
+    client.delete(queue, *client.keys(f"penumbra:{queue}:*"), *client.keys(f"_kombu.binding*.{queue}"))
 
 
 def main() -> None:
