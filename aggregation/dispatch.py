@@ -120,14 +120,21 @@ def project_recompute_pending_clear(*, project_id: int) -> None:
 
 
 class _EmbeddedRunner:
-    """One daemon thread that runs item and project recomputation for the embedded (SQLite, no broker) mode."""
+    """One daemon thread that runs item and project recomputation for the embedded (SQLite, no broker) mode.
 
-    def __init__(self) -> None:
+    There is no beat in this mode, so the thread also reconciles: when it starts (work left stale by a previous
+    process, e.g. a management command that exited before its thread finished) and whenever it has been idle for
+    ``reconcile_seconds``.
+    """
+
+    def __init__(self, *, reconcile_seconds: float | None = 300.0) -> None:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._items: dict[int, set[int]] = {}
         self._projects: set[int] = set()
         self._thread: threading.Thread | None = None
+        self._reconcile_seconds = reconcile_seconds
+        self._stopping = False
 
     def submit(self, project_id: int, item_ids: list[int]) -> None:
         with self._lock:
@@ -137,6 +144,13 @@ class _EmbeddedRunner:
                 self._thread = threading.Thread(target=self._loop, name="penumbra-aggregation", daemon=True)
                 self._thread.start()
         self._wake.set()
+
+    def stop(self) -> None:
+        """Let the thread finish what it holds and end (tests; the process's own runner lives as long as it)."""
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
 
     def _take(self) -> tuple[dict[int, set[int]], set[int]]:
         with self._lock:
@@ -148,8 +162,14 @@ class _EmbeddedRunner:
     def _loop(self) -> None:
         from aggregation import services
 
-        while True:
-            self._wake.wait()
+        reconcile = self._reconcile_seconds is not None
+        while not self._stopping:
+            if reconcile:
+                self._reconcile(services)
+            woke = self._wake.wait(self._reconcile_seconds)
+            reconcile = not woke and self._reconcile_seconds is not None
+            if not woke:
+                continue
             items, projects = self._take()
             close_old_connections()
             for project_id, ids in items.items():
@@ -163,6 +183,21 @@ class _EmbeddedRunner:
                     services.project_aggregates_recompute(project_id=project_id)
                 except Exception:
                     logger.exception("Project recomputation of %s failed; reconciliation will retry", project_id)
+            close_old_connections()
+
+    @staticmethod
+    def _reconcile(services: Any) -> None:
+        try:
+            close_old_connections()
+            stale_items = services.stale_items_list()
+            for project_id, item_ids in stale_items.items():
+                for start in range(0, len(item_ids), 5000):
+                    services.item_aggregates_recompute(project_id=project_id, item_ids=item_ids[start : start + 5000])
+            for project_id in sorted(set(services.stale_projects_list()) | set(stale_items)):
+                services.project_aggregates_recompute(project_id=project_id)
+        except Exception:
+            logger.exception("Embedded reconciliation failed; it runs again when the thread is next idle")
+        finally:
             close_old_connections()
 
 

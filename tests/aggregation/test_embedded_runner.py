@@ -8,7 +8,7 @@ import time
 from aggregation import dispatch, services
 
 
-def test_the_thread_recomputes_items_then_the_project_once_per_burst(monkeypatch):
+def test_the_thread_recomputes_items_then_the_project_once_per_burst(monkeypatch, request):
     calls: list[tuple[str, int, tuple[int, ...]]] = []
     release = threading.Event()
     done = threading.Event()
@@ -25,7 +25,8 @@ def test_the_thread_recomputes_items_then_the_project_once_per_burst(monkeypatch
 
     monkeypatch.setattr(services, "item_aggregates_recompute", items)
     monkeypatch.setattr(services, "project_aggregates_recompute", project)
-    runner = dispatch._EmbeddedRunner()
+    runner = dispatch._EmbeddedRunner(reconcile_seconds=None)
+    request.addfinalizer(runner.stop)
 
     runner.submit(7, [1])
     time.sleep(0.2)
@@ -37,7 +38,7 @@ def test_the_thread_recomputes_items_then_the_project_once_per_burst(monkeypatch
     assert calls == [("items", 7, (1,)), ("project", 7, ()), ("items", 7, (2, 3)), ("project", 7, ())]
 
 
-def test_a_failure_is_logged_and_the_thread_keeps_going(monkeypatch, caplog):
+def test_a_failure_is_logged_and_the_thread_keeps_going(monkeypatch, caplog, request):
     done = threading.Event()
 
     def failing(*, project_id, item_ids):
@@ -49,9 +50,37 @@ def test_a_failure_is_logged_and_the_thread_keeps_going(monkeypatch, caplog):
 
     monkeypatch.setattr(services, "item_aggregates_recompute", failing)
     monkeypatch.setattr(services, "project_aggregates_recompute", project)
-    runner = dispatch._EmbeddedRunner()
+    runner = dispatch._EmbeddedRunner(reconcile_seconds=None)
+    request.addfinalizer(runner.stop)
 
     runner.submit(3, [1])
 
     assert done.wait(5)
     assert "reconciliation will retry" in caplog.text
+
+
+def test_the_thread_reconciles_when_it_starts_and_when_idle(monkeypatch, request):
+    seen: list[str] = []
+    twice = threading.Event()
+
+    def stale_items():
+        seen.append("items")
+        return {5: [10, 11]}
+
+    def stale_projects():
+        if seen.count("items") >= 2:
+            twice.set()
+        return []
+
+    monkeypatch.setattr(services, "stale_items_list", stale_items)
+    monkeypatch.setattr(services, "stale_projects_list", stale_projects)
+    monkeypatch.setattr(services, "item_aggregates_recompute", lambda **kwargs: seen.append(f"recompute {kwargs}"))
+    monkeypatch.setattr(services, "project_aggregates_recompute", lambda **kwargs: seen.append(f"project {kwargs}"))
+    runner = dispatch._EmbeddedRunner(reconcile_seconds=0.2)
+    request.addfinalizer(runner.stop)
+
+    runner.submit(5, [])
+
+    assert twice.wait(5)
+    assert "recompute {'project_id': 5, 'item_ids': [10, 11]}" in seen
+    assert "project {'project_id': 5}" in seen
