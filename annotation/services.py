@@ -373,6 +373,11 @@ def annotation_save(
     now = timezone.now()
     # The assignment row serialises saves of one annotator × item (double clicks, retries, two tabs).
     assignment = _lock(Assignment.objects.filter(item=item, annotator_id=annotator.pk), skip_locked=False).first()
+    if assignment is None:
+        # No row to serialise on yet (an API save without a claim): the item row does it, then look again, so two
+        # simultaneous first saves do not both create the assignment.
+        _lock(Item.objects.filter(pk=item.pk), skip_locked=False).values("pk").first()
+        assignment = _lock(Assignment.objects.filter(item=item, annotator_id=annotator.pk), skip_locked=False).first()
     annotation = Annotation.objects.filter(item=item, annotator_id=annotator.pk).first()
     if annotation is not None and token is not None and annotation.revisions.filter(client_token=token).exists():
         return annotation

@@ -45,3 +45,41 @@ def test_simultaneous_claims_take_distinct_slots():
     assert len(taken) == 3, "three items with one slot each: three annotators get one, the others none"
     assert len(set(taken)) == 3
     assert Assignment.objects.filter(project=project, status=Assignment.Status.CLAIMED).count() == 3
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_first_saves_without_a_claim_make_one_annotation():
+    """A double submit through the API (no claim yet): one annotation, one revision, no error."""
+    from annotation.models import Annotation
+    from annotation.services import annotation_save
+
+    project = ProjectFactory(overlap=2)
+    user = UserFactory(username="double-clicker")
+    MembershipFactory(project=project, user=user, role=Membership.Role.ANNOTATOR)
+    item = ItemFactory(project=project)
+    values = [{"response": p, "criterion": "overall", "mu": 500, "nu": 300} for p in (0, 1)]
+    barrier = threading.Barrier(2)
+    failures: list[BaseException] = []
+
+    def save():
+        try:
+            barrier.wait(timeout=10)
+            annotation_save(
+                project=project, item=item, annotator=user, values=values, client_token="same", source="api"
+            )
+        except BaseException as error:
+            failures.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=save) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not failures
+    annotation = Annotation.objects.get(item=item, annotator=user)
+    assert annotation.revisions.count() == 1
+    item.refresh_from_db()
+    assert item.annotation_count == 1
