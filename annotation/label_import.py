@@ -36,7 +36,7 @@ from itertools import islice
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection, models, transaction
+from django.db import transaction
 from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -44,6 +44,7 @@ from django.utils.dateparse import parse_datetime
 
 from aggregation.dispatch import on_annotations_changed
 from annotation.models import Annotation, AnnotationRevision, JudgmentValue
+from config.bulk import insert_rows
 from projects.importing import ImportRejected, RowError, RowInvalid, to_permille
 from projects.models import PERMILLE, TIE, Item, Project, Response
 from projects.services import annotator_get_or_create, project_mark_labelling_started
@@ -320,7 +321,7 @@ def _write(
         batch_size=PAGE_SIZE,
     )
     now = timezone.now()
-    _insert_many(
+    insert_rows(
         JudgmentValue,
         ["annotation_id", "response_id", "criterion_id", "mu", "nu"],
         [
@@ -329,7 +330,7 @@ def _write(
             for (position, criterion), (mu, nu) in label.values.items()
         ],
     )
-    _insert_many(
+    insert_rows(
         AnnotationRevision,
         [
             "annotation_id",
@@ -364,23 +365,6 @@ def _write(
             dated.append(annotation)
     if dated:
         Annotation.objects.bulk_update(dated, ["created_at"], batch_size=PAGE_SIZE)
-
-
-def _insert_many(model: type[models.Model], columns: list[str], rows: list[tuple[Any, ...]]) -> None:
-    """Rows whose ids nobody needs back. On PostgreSQL through COPY: building the INSERT for thousands of values
-    costs Django and the driver more than the database spends storing them."""
-    if not rows:
-        return
-    if connection.vendor != "postgresql":
-        model._default_manager.bulk_create(
-            [model(**dict(zip(columns, row, strict=True))) for row in rows], batch_size=PAGE_SIZE
-        )
-        return
-    table = connection.ops.quote_name(model._meta.db_table)
-    names = ", ".join(connection.ops.quote_name(c) for c in columns)
-    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row(row)
 
 
 def _recount(item_ids: list[int]) -> None:

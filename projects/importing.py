@@ -19,7 +19,9 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
+from config import bulk
 from projects import blind
 from projects.models import PERMILLE, TIE, Item, Project, Response, Suggestion, SuggestionValue
 from projects.services import blind_sample_assign_new, blind_sample_redraw
@@ -252,30 +254,167 @@ def check_import_options(*, on_duplicate: str, trl_chosen_as: str) -> None:
         raise ValidationError({"trl_chosen_as": f"Expected one of {', '.join(TRL_CHOSEN_AS)}."})
 
 
-def _parse_all(
-    *, project: Project, lines: Iterable[str], trl_chosen_as: str, progress: Progress | None, total: int | None
-) -> tuple[list[ParsedItem], list[RowError], int]:
-    parsed: list[ParsedItem] = []
-    errors: list[RowError] = []
-    error_count = 0
-    seen: dict[str, int] = {}
-    for line_number, text in enumerate(lines, start=1):
-        if progress is not None and line_number % 1000 == 0:
-            progress(line_number, total)
-        if not text.strip():
-            continue
+class _Importer:
+    """One import run: parses line by line and writes in batches, so memory follows the batch, not the file.
+
+    Writes happen inside the caller's transaction. Once a bad row is seen (and skipping is not allowed) nothing
+    more is written, the rest is only checked so that every bad line is reported, and raising at the end rolls
+    back what was written before.
+    """
+
+    def __init__(self, *, project: Project, on_duplicate: str, skip_invalid: bool, trl_chosen_as: str) -> None:
+        self.project = project
+        self.on_duplicate = on_duplicate
+        self.skip_invalid = skip_invalid
+        self.trl_chosen_as = trl_chosen_as
+        self.result = ImportResult()
+        self.error_count = 0
+        self.seen: dict[str, int] = {}
+        self.now = timezone.now()
+
+    @property
+    def writing(self) -> bool:
+        return self.skip_invalid or self.error_count == 0
+
+    def error(self, line: int, message: str) -> None:
+        self.error_count += 1
+        if len(self.result.errors) < MAX_ERRORS_KEPT:
+            self.result.errors.append(RowError(line, message))
+
+    def parse(self, line: int, text: str) -> ParsedItem | None:
         try:
-            row = parse_row(line=line_number, text=text, project=project, trl_chosen_as=trl_chosen_as)
-            if row.external_id in seen:
-                raise RowInvalid(f"id {row.external_id!r} already appears on line {seen[row.external_id]}")
+            row = parse_row(line=line, text=text, project=self.project, trl_chosen_as=self.trl_chosen_as)
         except RowInvalid as exc:
-            error_count += 1
-            if len(errors) < MAX_ERRORS_KEPT:
-                errors.append(RowError(line_number, str(exc)))
-            continue
-        seen[row.external_id] = line_number
-        parsed.append(row)
-    return parsed, errors, error_count
+            self.error(line, str(exc))
+            return None
+        if row.external_id in self.seen:
+            self.error(line, f"id {row.external_id!r} already appears on line {self.seen[row.external_id]}")
+            return None
+        self.seen[row.external_id] = line
+        return row
+
+    def flush(self, rows: list[ParsedItem]) -> None:
+        if not rows:
+            return
+        existing = dict(
+            Item.objects.filter(project=self.project, external_id__in=[r.external_id for r in rows]).values_list(
+                "external_id", "id"
+            )
+        )
+        fresh = [r for r in rows if r.external_id not in existing]
+        again = [r for r in rows if r.external_id in existing]
+        if self.on_duplicate == "reject":
+            for row in again:
+                self.error(
+                    row.line,
+                    f"id {row.external_id!r} already exists in this project "
+                    "(re-import with on_duplicate=update or skip)",
+                )
+            again = []
+        elif self.on_duplicate == "skip":
+            self.result.skipped += len(again)
+            again = []
+        else:
+            again = self._updatable(again, existing)
+        if not self.writing:
+            return
+        self._create(fresh)
+        self.result.created += len(fresh)
+        for row in again:
+            _update_item(project=self.project, item_id=existing[row.external_id], row=row)
+        self.result.updated += len(again)
+
+    def _updatable(self, rows: list[ParsedItem], existing: dict[str, int]) -> list[ParsedItem]:
+        annotated = set(
+            Item.objects.filter(pk__in=[existing[r.external_id] for r in rows], annotation_count__gt=0).values_list(
+                "external_id", flat=True
+            )
+        )
+        if not annotated:
+            return rows
+        current = _current_responses([existing[e] for e in annotated])
+        keep = []
+        for row in rows:
+            if row.external_id in annotated and current[existing[row.external_id]] != [r[0] for r in row.responses]:
+                self.error(row.line, f"item {row.external_id!r} has labels: its responses cannot change")
+            else:
+                keep.append(row)
+        return keep
+
+    def _create(self, rows: list[ParsedItem]) -> None:
+        if not rows:
+            return
+        items = [_new_item(self.project, row) for row in rows]
+        blind_sample_assign_new(project=self.project, items=items)
+        if bulk.is_postgresql():
+            self._copy(items, rows)
+            return
+        Item.objects.bulk_create(items, batch_size=BATCH)
+        responses = [
+            Response(item=item, position=position, text=text, model_name=model)
+            for item, row in zip(items, rows, strict=True)
+            for position, (text, model) in enumerate(row.responses)
+        ]
+        Response.objects.bulk_create(responses, batch_size=BATCH)
+        _create_suggestions(items=items, rows=rows, responses=responses)
+
+    def _copy(self, items: list[Item], rows: list[ParsedItem]) -> None:
+        item_ids = bulk.reserve_ids(Item, len(items))
+        bulk.insert_rows(
+            Item,
+            ITEM_COLUMNS,
+            (
+                (pk, self.project.pk, i.external_id, i.prompt, json.dumps(i.metadata), i.gold_position, i.blind_draw,
+                 i.is_blind, i.blind_inclusion_probability, i.queue_key, 0, self.now, self.now)
+                for pk, i in zip(item_ids, items, strict=True)
+            ),
+        )  # fmt: skip
+        response_ids = iter(bulk.reserve_ids(Response, sum(len(row.responses) for row in rows)))
+        response_id = {
+            (pk, position): next(response_ids) for pk, row in zip(item_ids, rows, strict=True)
+            for position in range(len(row.responses))
+        }  # fmt: skip
+        bulk.insert_rows(
+            Response,
+            ("id", "item_id", "position", "text", "model_name"),
+            (
+                (response_id[(pk, position)], pk, position, text, model)
+                for pk, row in zip(item_ids, rows, strict=True)
+                for position, (text, model) in enumerate(row.responses)
+            ),
+        )
+        with_suggestion = [(pk, row) for pk, row in zip(item_ids, rows, strict=True) if row.suggestion is not None]
+        with_values = [(pk, row) for pk, row in with_suggestion if row.suggestion and row.suggestion["values"]]
+        suggestion_ids = bulk.reserve_ids(Suggestion, len(with_suggestion))
+        bulk.insert_rows(
+            Suggestion,
+            SUGGESTION_COLUMNS,
+            (
+                (sid, pk, Suggestion.Status.OK, row.suggestion["preferred"], row.suggestion["rationale"],  # type: ignore[index]
+                 row.suggestion["model"], Suggestion.Source.IMPORTED, "", 1, self.now, self.now)  # type: ignore[index]
+                for sid, (pk, row) in zip(suggestion_ids, with_suggestion, strict=True)
+            ),
+        )  # fmt: skip
+        suggestion_of = dict(zip([pk for pk, _ in with_suggestion], suggestion_ids, strict=True))
+        bulk.insert_rows(
+            SuggestionValue,
+            ("suggestion_id", "response_id", "mu", "nu"),
+            (
+                (suggestion_of[pk], response_id[(pk, position)], mu, nu)
+                for pk, row in with_values
+                for position, (mu, nu) in enumerate(row.suggestion["values"])  # type: ignore[index]
+            ),
+        )
+
+
+ITEM_COLUMNS = (
+    "id", "project_id", "external_id", "prompt", "metadata", "gold_position", "blind_draw", "is_blind",
+    "blind_inclusion_probability", "queue_key", "annotation_count", "created_at", "updated_at",
+)  # fmt: skip
+SUGGESTION_COLUMNS = (
+    "id", "item_id", "status", "preferred_position", "rationale", "model_name", "source", "failure_reason",
+    "attempts", "created_at", "updated_at",
+)  # fmt: skip
 
 
 @transaction.atomic
@@ -292,68 +431,27 @@ def items_import(
     """Import items; raises ImportRejected (nothing written) on bad rows unless ``skip_invalid``."""
     check_import_options(on_duplicate=on_duplicate, trl_chosen_as=trl_chosen_as)
     project = Project.objects.select_for_update().get(pk=project.pk)
-    parsed, errors, error_count = _parse_all(
-        project=project, lines=lines, trl_chosen_as=trl_chosen_as, progress=progress, total=total_lines
-    )
-
-    existing = dict(
-        Item.objects.filter(project=project, external_id__in=[p.external_id for p in parsed]).values_list(
-            "external_id", "id"
-        )
-    )
-    fresh = [p for p in parsed if p.external_id not in existing]
-    again = [p for p in parsed if p.external_id in existing]
-    if on_duplicate == "reject":
-        for row in again:
-            error_count += 1
-            if len(errors) < MAX_ERRORS_KEPT:
-                errors.append(
-                    RowError(
-                        row.line,
-                        f"id {row.external_id!r} already exists in this project "
-                        "(re-import with on_duplicate=update or skip)",
-                    )
-                )
-        again = []
-    elif on_duplicate == "update":
-        annotated = set(
-            Item.objects.filter(pk__in=[existing[p.external_id] for p in again], annotation_count__gt=0).values_list(
-                "external_id", flat=True
-            )
-        )
-        if annotated:
-            current = _current_responses([existing[e] for e in annotated])
-            for row in list(again):
-                if row.external_id in annotated and current[existing[row.external_id]] != [r[0] for r in row.responses]:
-                    error_count += 1
-                    errors.append(
-                        RowError(row.line, f"item {row.external_id!r} has labels: its responses cannot change")
-                    )
-                    again.remove(row)
-    errors.sort(key=lambda e: e.line)
-    if error_count and not skip_invalid:
-        raise ImportRejected(errors, error_count)
-
-    result = ImportResult(invalid=error_count, errors=errors)
-    if on_duplicate == "skip":
-        result.skipped, again = len(again), []
-    total_rows = len(fresh) + len(again)
-    done = 0
-    for start in range(0, len(fresh), BATCH):
-        _create_batch(project=project, rows=fresh[start : start + BATCH])
-        done += len(fresh[start : start + BATCH])
-        if progress is not None:
-            progress(done, total_rows)
-    result.created = len(fresh)
-    for row in again:
-        _update_item(project=project, item_id=existing[row.external_id], row=row)
-    result.updated = len(again)
+    run = _Importer(project=project, on_duplicate=on_duplicate, skip_invalid=skip_invalid, trl_chosen_as=trl_chosen_as)
+    batch: list[ParsedItem] = []
+    line_number = 0
+    for line_number, text in enumerate(lines, start=1):
+        if text.strip() and (row := run.parse(line_number, text)) is not None:
+            batch.append(row)
+        if len(batch) >= BATCH:
+            run.flush(batch)
+            batch = []
+            if progress is not None:
+                progress(line_number, total_lines)
+    run.flush(batch)
     if progress is not None:
-        progress(total_rows, total_rows)
-
-    if project.labelling_started_at is None and fresh:
+        progress(line_number, total_lines)
+    run.result.errors.sort(key=lambda e: e.line)
+    run.result.invalid = run.error_count
+    if run.error_count and not skip_invalid:
+        raise ImportRejected(run.result.errors, run.error_count)
+    if project.labelling_started_at is None and run.result.created:
         blind_sample_redraw(project=project)
-    return result
+    return run.result
 
 
 def _current_responses(item_ids: list[int]) -> dict[int, list[str]]:
@@ -375,19 +473,6 @@ def _new_item(project: Project, row: ParsedItem) -> Item:
         blind_draw=blind.uniform_draw(seed=project.seed, external_id=row.external_id),
         queue_key=blind.queue_key(seed=project.seed, external_id=row.external_id),
     )
-
-
-def _create_batch(*, project: Project, rows: list[ParsedItem]) -> None:
-    items = [_new_item(project, row) for row in rows]
-    blind_sample_assign_new(project=project, items=items)
-    Item.objects.bulk_create(items, batch_size=BATCH)
-    responses = [
-        Response(item=item, position=position, text=text, model_name=model)
-        for item, row in zip(items, rows, strict=True)
-        for position, (text, model) in enumerate(row.responses)
-    ]
-    Response.objects.bulk_create(responses, batch_size=BATCH)
-    _create_suggestions(items=items, rows=rows, responses=responses)
 
 
 def _create_suggestions(*, items: list[Item], rows: list[ParsedItem], responses: list[Response]) -> None:

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Case, Q, Value, When
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -217,19 +218,31 @@ def annotator_get_or_create(*, project: Project, username: str) -> AbstractBaseU
 
 @transaction.atomic
 def blind_sample_redraw(*, project: Project) -> None:
-    """Draw the whole blind sample again. Only before labelling starts: afterwards draws are frozen."""
+    """Draw the whole blind sample again (projects.blind's rule, as set-based UPDATEs).
+
+    Only before labelling starts: afterwards draws are frozen.
+    """
     if project.labelling_started_at is not None:
         raise ValidationError({"blind_rate": "Labelling has started: the blind sample is fixed."})
-    items = list(Item.objects.filter(project=project).only("id", "blind_draw").order_by("id"))
-    choice = blind.choose_blind(
-        draws=[item.blind_draw for item in items],
-        blind_rate=project.blind_rate,
-        minimum=project.minimum_blind_sample,
+    items = Item.objects.filter(project=project)
+    total = items.count()
+    rate, minimum = project.blind_rate, project.minimum_blind_sample
+    by_rate = items.filter(blind_draw__lt=rate).count()
+    if by_rate >= minimum or total == 0:
+        items.update(
+            is_blind=Case(When(blind_draw__lt=rate, then=Value(True)), default=Value(False)),
+            blind_inclusion_probability=Case(When(blind_draw__lt=rate, then=Value(rate)), default=None),
+        )
+        return
+    wanted = min(minimum, total)
+    # Every item had the same chance of being among the ``wanted`` smallest draws of ``total``.
+    smallest = list(items.order_by("blind_draw", "id").values_list("blind_draw", "id")[wanted - 1 : wanted])
+    cut_draw, cut_id = smallest[0]
+    chosen = Q(blind_draw__lt=cut_draw) | Q(blind_draw=cut_draw, id__lte=cut_id)
+    items.update(
+        is_blind=Case(When(chosen, then=Value(True)), default=Value(False)),
+        blind_inclusion_probability=Case(When(chosen, then=Value(wanted / total)), default=None),
     )
-    for item, flag in zip(items, choice.is_blind, strict=True):
-        item.is_blind = flag
-        item.blind_inclusion_probability = choice.inclusion_probability if flag else None
-    Item.objects.bulk_update(items, ["is_blind", "blind_inclusion_probability"], batch_size=2000)
 
 
 def blind_sample_assign_new(*, project: Project, items: Sequence[Item]) -> None:

@@ -111,3 +111,15 @@ def test_items_added_after_labelling_keep_existing_flags(lead):
     new_items = Item.objects.filter(project=project, external_id__startswith="h")
     for item in new_items:
         assert item.is_blind == (item.blind_draw < 0.3)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("rate", "minimum"), [(0.2, 0), (0.05, 30), (0.0, 500)])
+def test_database_redraw_matches_the_reference_rule(lead, rate, minimum):
+    project = project_create(name="Ref", lead=lead, seed=3, blind_rate=rate, minimum_blind_sample=minimum)
+    items_import(project=project, lines=_rows([f"r{i}" for i in range(300)]))
+    rows = list(project.items.order_by("id").values_list("blind_draw", "is_blind", "blind_inclusion_probability"))
+    expected = blind.choose_blind(draws=[r[0] for r in rows], blind_rate=rate, minimum=minimum)
+    assert [r[1] for r in rows] == expected.is_blind
+    assert [r[2] for r in rows if r[1]] == pytest.approx([expected.inclusion_probability] * sum(expected.is_blind))
+    assert all(r[2] is None for r in rows if not r[1])
