@@ -41,6 +41,7 @@ class ItemAggregate(models.Model):
         indexes = [
             models.Index(fields=["project", "provenance"], name="item_aggregate_provenance_idx"),
             models.Index(fields=["project", "hesitation"], name="item_aggregate_hesitation_idx"),
+            models.Index(fields=["project", "agreement"], name="item_aggregate_agreement_idx"),
         ]
 
 
