@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from aggregation import agreement
@@ -23,7 +24,7 @@ from aggregation.comparisons import agreement_estimate, anchoring_gap
 from aggregation.ifs import UNDEFINED, preferred_response
 from aggregation.models import AnnotatorAggregate, ProjectAggregate
 from annotation.models import Annotation, JudgmentValue
-from projects.models import PERMILLE, TIE, Project, Suggestion
+from projects.models import PERMILLE, TIE, Item, Project, Suggestion
 
 # DESIGN.md: the gap is reported only when both sides have at least this many comparisons.
 GAP_MINIMUM_PER_SIDE = 5
@@ -233,6 +234,11 @@ def suggestion_figures_recompute(*, project_id: int) -> dict[str, Any]:
     if project is None:
         return {}
     figures = suggestion_figures_compute(comparisons_load(project=project), seed=project.seed)
+    figures["counts"] = Item.objects.filter(project=project).aggregate(
+        items=Count("id"),
+        ok=Count("id", filter=Q(suggestion__status=Suggestion.Status.OK)),
+        failed=Count("id", filter=Q(suggestion__status=Suggestion.Status.FAILED)),
+    )
     aggregate, _ = ProjectAggregate.objects.get_or_create(project=project)
     aggregate = ProjectAggregate.objects.select_for_update().get(pk=aggregate.pk)
     if "handoff" in (aggregate.suggestions or {}):

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Q
 
 from aggregation.models import HandoffDecision, ItemAggregate, ProjectAggregate, Provenance
 from projects.llm import llm_config_for
-from projects.models import Item, Job, Project, Suggestion
+from projects.models import Job, Project, Suggestion
 from projects.selectors import project_get_for_lead
 
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -76,11 +75,12 @@ def suggestion_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]
     project: Project = project_get_for_lead(user=user, project_id=project_id)
     aggregate = ProjectAggregate.objects.filter(project=project).only("suggestions", "suggestions_computed_at").first()
     stored: dict[str, Any] = (aggregate.suggestions if aggregate else None) or {}
-    counts = Item.objects.filter(project=project).aggregate(
-        items=Count("id"),
-        ok=Count("id", filter=Q(suggestion__status=Suggestion.Status.OK)),
-        failed=Count("id", filter=Q(suggestion__status=Suggestion.Status.FAILED)),
-    )
+    # Stored by the figures task: counting a whole project's items on every view would grow with the project.
+    counts = stored.get("counts")
+    if counts is None:
+        # Not computed yet: one EXISTS (it stops at the first row) still tells the empty state apart.
+        any_ok = Suggestion.objects.filter(item__project=project, status=Suggestion.Status.OK).exists()
+        counts = {"items": None, "ok": None if any_ok else 0, "failed": None}
     job = Job.objects.filter(project=project, kind=Job.Kind.SUGGEST).first()
     decisions = list(HandoffDecision.objects.filter(project=project).select_related("decided_by")[:RECENT_DECISIONS])
     handed_off_items = (

@@ -118,6 +118,8 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+# WhiteNoise wants the folder even when files come from the finders (no collectstatic in the demo).
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Served by WhiteNoise in every mode, so the demo and production serve static files the same way.
 WHITENOISE_USE_FINDERS = True
 MEDIA_ROOT = DATA_DIR / "media"

@@ -21,6 +21,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from aggregation.dispatch import on_annotations_changed
 from config import bulk
 from projects import blind
 from projects.models import PERMILLE, TIE, Item, Project, Response, Suggestion, SuggestionValue
@@ -451,6 +452,9 @@ def items_import(
         raise ImportRejected(run.result.errors, run.error_count)
     if project.labelling_started_at is None and run.result.created:
         blind_sample_redraw(project=project)
+    if run.result.created or run.result.updated:
+        # Progress and suggestion counts are project figures: refresh them after commit.
+        on_annotations_changed(project_id=project.pk, item_ids=[])
     return run.result
 
 

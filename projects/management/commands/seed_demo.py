@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
+from aggregation.services import project_aggregates_recompute
 from projects.importing import items_import
 from projects.models import Membership, Project
 from projects.services import membership_set, project_create
@@ -63,6 +64,8 @@ class Command(BaseCommand):
         with DEMO_FILE.open(encoding="utf-8") as handle:
             result = items_import(project=project, lines=handle, on_duplicate="skip")
         suggestions_made = self._baseline_suggestions(project)
+        # A command ends before any background thread would: compute the figures here.
+        transaction.on_commit(lambda: project_aggregates_recompute(project_id=project.pk))
 
         self.stdout.write(self.style.SUCCESS(f"Demo project {project.name!r} (id {project.pk}): "))
         self.stdout.write(f"  {result.created} items imported, {result.skipped} already there; {suggestions_made}")
