@@ -6,8 +6,12 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # Two workers: this project's machines have two cores.
 PYTEST_WORKERS ?= 2
-TYPED := $(wildcard */services.py */selectors.py) projects/importing.py aggregation/ifs.py \
-	aggregation/agreement.py aggregation/weights.py aggregation/comparisons.py
+# Services, selectors, the maths and the background work: where a type error would corrupt data.
+TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.py projects/suggestions.py \
+	projects/llm.py projects/import_tasks.py annotation/label_import.py annotation/judgment.py \
+	aggregation/ifs.py aggregation/agreement.py aggregation/weights.py aggregation/comparisons.py \
+	aggregation/suggestion_figures.py aggregation/suggestion_selectors.py aggregation/handoff.py \
+	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py config/bulk.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 

@@ -133,9 +133,7 @@ def preference_sign(signed: ArrayLike, tie_band: float = DEFAULT_TIE_BAND) -> Fl
     reaching it, so IFS signs agree with preferred responses read with tolerance 2 × ``tie_band``.
     """
     s = np.asarray(signed, dtype=np.float64)
-    return np.where(
-        np.isnan(s), np.nan, np.where(np.abs(s) < tie_band - TOLERANCE_SLACK / 2, 0.0, np.sign(s))
-    )
+    return np.where(np.isnan(s), np.nan, np.where(np.abs(s) < tie_band - TOLERANCE_SLACK / 2, 0.0, np.sign(s)))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -199,9 +197,7 @@ def _category_counts(labels: ArrayLike, mask: ArrayLike | None) -> tuple[FloatAr
     else:
         categories = np.unique(given)
     if categories.size <= _FEW_CATEGORIES:
-        counts = np.stack(
-            [np.einsum("uk->u", ((x == c) & present).astype(np.float64)) for c in categories], axis=1
-        )
+        counts = np.stack([np.einsum("uk->u", ((x == c) & present).astype(np.float64)) for c in categories], axis=1)
     else:
         units = np.nonzero(present)[0]
         codes = np.searchsorted(categories, given)
@@ -247,9 +243,7 @@ def _pairwise_stats_from_counts(counts: FloatArray) -> FloatArray:
     return np.column_stack([agreeing[keep], pairs[keep]])
 
 
-def _pairwise_unit_stats(
-    labels: ArrayLike, mask: ArrayLike | None, with_ties: bool, tie_label: float
-) -> FloatArray:
+def _pairwise_unit_stats(labels: ArrayLike, mask: ArrayLike | None, with_ties: bool, tie_label: float) -> FloatArray:
     counts, categories = _category_counts(labels, mask)
     if not with_ties:
         # Dropping the tie column drops every pair in which someone chose a tie.
@@ -305,9 +299,7 @@ def _bootstrap_from_unit_stats(
     n_units = unit_stats.shape[0]
     if n_boot <= 0 or n_units == 0:
         return None
-    replicates = np.concatenate(
-        [finalise(counts @ unit_stats) for counts in resample_counts(n_units, n_boot, seed)]
-    )
+    replicates = np.concatenate([finalise(counts @ unit_stats) for counts in resample_counts(n_units, n_boot, seed)])
     return percentile_interval(replicates, level)
 
 

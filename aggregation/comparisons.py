@@ -132,9 +132,7 @@ def anchoring_gap(
 
     if more_needed["shown"] or more_needed["blind"]:
         missing = [f"{count} more {side}" for side, count in more_needed.items() if count]
-        return result(
-            None, None, f"needs at least {minimum} comparisons on each side: {' and '.join(missing)}"
-        )
+        return result(None, None, f"needs at least {minimum} comparisons on each side: {' and '.join(missing)}")
     value = float(shown_m.mean() - blind_m.mean())
 
     items, inverse = np.unique(np.concatenate([shown_ids, blind_ids]), return_inverse=True)
@@ -208,9 +206,7 @@ def handoff_decision(
         return HandoffDecision(eligible, rule, reason, blind, threshold, minimum, more_needed)
 
     if blind.value is None or more_needed:
-        return decide(
-            False, f"{blind.n} blind comparisons of the {minimum} required: {more_needed} more needed"
-        )
+        return decide(False, f"{blind.n} blind comparisons of the {minimum} required: {more_needed} more needed")
     if rule == "point":
         if blind.value >= threshold:
             return decide(True, f"blind agreement {blind.value:.3f} reaches the threshold {threshold:.3f}")

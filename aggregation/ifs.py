@@ -339,9 +339,7 @@ def aggregate_all(
     return {operator: kernels[operator](operands) for operator in operators}
 
 
-def combine_criteria(
-    mu: ArrayLike, nu: ArrayLike, criterion_weights: ArrayLike | None = None, axis: int = -1
-) -> IFS:
+def combine_criteria(mu: ArrayLike, nu: ArrayLike, criterion_weights: ArrayLike | None = None, axis: int = -1) -> IFS:
     """Paper Eqs. 5-6: μ = Σ_c w_c μ_c and ν = Σ_c w_c ν_c along the criteria ``axis``.
 
     Weights are rescaled to sum 1 (``None`` means equal weights), so the result is a valid IFS. Use ``axis=-1`` on
@@ -363,9 +361,7 @@ def combine_criterion_values(
     """
     x = _as_float(values)
     n_criteria = x.shape[axis]
-    weights = (
-        np.full(n_criteria, 1.0 / n_criteria) if criterion_weights is None else _as_float(criterion_weights)
-    )
+    weights = np.full(n_criteria, 1.0 / n_criteria) if criterion_weights is None else _as_float(criterion_weights)
     if weights.shape != (n_criteria,):
         raise ValueError(f"expected {n_criteria} criterion weights, got shape {weights.shape}")
     if np.any(~(weights >= 0.0)) or weights.sum() <= 0.0:
@@ -491,9 +487,7 @@ def clarity(
 # Agreement among annotators
 
 
-def _compact_annotators(
-    mu: FloatArray, nu: FloatArray, present: BoolArray
-) -> tuple[FloatArray, FloatArray, BoolArray]:
+def _compact_annotators(mu: FloatArray, nu: FloatArray, present: BoolArray) -> tuple[FloatArray, FloatArray, BoolArray]:
     """Move each item's present annotators to the front and drop trailing all-absent slots.
 
     Pairwise work is then O(items × k_max²) where k_max is the most annotators on any item, not the number of
@@ -511,9 +505,7 @@ def _compact_annotators(
     )
 
 
-def ifs_agreement(
-    mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None = None, *, validate: bool = True
-) -> FloatArray:
+def ifs_agreement(mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None = None, *, validate: bool = True) -> FloatArray:
     """IFS agreement per item: 1 − mean over annotator pairs of d(Aᵢ, Aⱼ), i.e. 1 − (2/(k(k−1))) Σ_{i<j} d(Aᵢ, Aⱼ).
 
     Axis 0 is items and the last axis annotators; every axis in between (responses, criteria) forms the set Aᵢ of

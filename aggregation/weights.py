@@ -112,9 +112,7 @@ def _sk_distance(d_mu: FloatArray, d_nu: FloatArray) -> FloatArray:
 
 def _check_shape(mu: FloatArray) -> None:
     if mu.ndim not in (3, 4):
-        raise ValueError(
-            "expected (items, responses, annotators) or (items, responses, criteria, annotators)"
-        )
+        raise ValueError("expected (items, responses, annotators) or (items, responses, criteria, annotators)")
 
 
 def _cells(x: NDArray[_Scalar]) -> NDArray[_Scalar]:
@@ -279,12 +277,8 @@ def annotator_weights(
     mu_f = np.where(present, mu_a, 0.0)
     nu_f = np.where(present, nu_a, 0.0)
 
-    consistency, n_repeats = _consistency(
-        mu_f, nu_f, present, consistency_source, repeat_mu, repeat_nu, repeat_mask
-    )
-    preferences = annotator_preferences(
-        mu_a, nu_a, present, criterion_weights=criterion_weights, tolerance=tolerance
-    )
+    consistency, n_repeats = _consistency(mu_f, nu_f, present, consistency_source, repeat_mu, repeat_nu, repeat_mask)
+    preferences = annotator_preferences(mu_a, nu_a, present, criterion_weights=criterion_weights, tolerance=tolerance)
     expertise, n_gold = _expertise(preferences, gold)
     present_cells = _cells(present).astype(np.float64)
     agreement = _leave_one_out_agreement(present_cells, _cells(mu_f), _cells(nu_f))
@@ -293,9 +287,9 @@ def annotator_weights(
     weights = np.asarray(coeffs)[:, None]
     available = np.isfinite(parts) & (weights > 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        quality = (np.where(available, parts, 0.0) * weights).sum(axis=0) / np.where(
-            available, weights, 0.0
-        ).sum(axis=0)
+        quality = (np.where(available, parts, 0.0) * weights).sum(axis=0) / np.where(available, weights, 0.0).sum(
+            axis=0
+        )
     n_values = np.einsum("ck->k", present_cells).astype(np.int64)
     weight, fallback = _normalise(quality, n_values > 0)
     return AnnotatorWeights(
@@ -474,9 +468,7 @@ def iterative_consensus_weights(
     # temporaries cost as much as the arithmetic.
     d_mu, d_nu, squared = np.empty_like(mu_f), np.empty_like(nu_f), np.empty_like(mu_f)
 
-    def reliability_from(
-        c_mu: FloatArray, c_nu: FloatArray, total: FloatArray, used: FloatArray
-    ) -> FloatArray:
+    def reliability_from(c_mu: FloatArray, c_nu: FloatArray, total: FloatArray, used: FloatArray) -> FloatArray:
         np.subtract(mu_f, c_mu[:, None], out=d_mu)
         np.subtract(nu_f, c_nu[:, None], out=d_nu)
         if distance == "szmidt_kacprzyk":
@@ -525,11 +517,7 @@ def iterative_consensus_weights(
         np.where(nobody, np.nan, c_nu).reshape(mu_a.shape[:-1]),
     )
     total_reliability = reliability.sum()
-    weight = (
-        reliability / total_reliability
-        if total_reliability > 0
-        else np.full(n_annotators, 1.0 / n_annotators)
-    )
+    weight = reliability / total_reliability if total_reliability > 0 else np.full(n_annotators, 1.0 / n_annotators)
     return ConsensusWeights(
         weight=np.asarray(weight, dtype=np.float64),
         reliability=np.asarray(reliability, dtype=np.float64),

@@ -308,9 +308,7 @@ def _loop_item(item: Item, w: Sequence[float]) -> tuple[dict[str, Any], float | 
     n_annotators = len(w)
     figures: dict[str, Any] = {}
     for operator in ifs.OPERATORS:
-        per_response = [
-            _mean_value([_loop_operator(cell, w, operator) for cell in response]) for response in item
-        ]
+        per_response = [_mean_value([_loop_operator(cell, w, operator) for cell in response]) for response in item]
         pairs = []
         for a, b in itertools.combinations(range(len(per_response)), 2):
             ra, rb = per_response[a], per_response[b]
@@ -444,9 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--annotators", type=int, default=5)
     parser.add_argument("--responses", type=int, default=2)
     parser.add_argument("--missing", type=float, default=0.1, help="share of missing judgments")
-    parser.add_argument(
-        "--missing-per-value", action="store_true", help="drop single values, not whole annotations"
-    )
+    parser.add_argument("--missing-per-value", action="store_true", help="drop single values, not whole annotations")
     parser.add_argument("--loop-items", type=int, default=2_000, help="items for the Python loop")
     parser.add_argument("--repeat", type=int, default=3, help="vectorised runs; the best is reported")
     parser.add_argument(
@@ -505,9 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{loop_cpu * scale / sequential.cpu:,.0f}× cpu"
     )
     if timing.wall > 1.5 * timing.cpu:
-        print(
-            "(wall time well above CPU time: the machine is busy with other work; CPU figures are steadier)"
-        )
+        print("(wall time well above CPU time: the machine is busy with other work; CPU figures are steadier)")
 
     fast_enough = timing.wall <= TARGET_SECONDS
     fast_relative = ratio >= TARGET_SPEEDUP

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -88,6 +89,7 @@ TEMPLATES = [
 
 _database_url = database_url()
 EMBEDDED = _database_url is None
+DATABASES: dict[str, dict[str, Any]]
 if _database_url is None:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -99,7 +101,7 @@ if _database_url is None:
         }
     }
 else:
-    DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
+    DATABASES = {"default": dict(dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60)))}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

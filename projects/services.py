@@ -196,7 +196,7 @@ def criteria_set(*, project: Project, criteria: Sequence[tuple[str, float]]) -> 
 def membership_set(*, project: Project, user: AbstractBaseUser, role: str) -> Membership:
     if role not in Membership.Role.values:
         raise ValidationError({"role": f"Expected one of {', '.join(Membership.Role.values)}."})
-    membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+    membership, _ = Membership.objects.update_or_create(project=project, user_id=user.pk, defaults={"role": role})
     return membership
 
 

@@ -48,7 +48,8 @@ def test_demo_is_served_on_sqlite(tmp_path):
     _manage(env, "migrate", "--noinput")
     output = _manage(env, "seed_demo")
     assert "40 items imported" in output
-    assert "lead " in output and "annotator1" in output
+    assert "lead " in output
+    assert "annotator1" in output
     assert (tmp_path / "penumbra.sqlite3").exists()
     assert "0 items imported, 40 already there" in _manage(env, "seed_demo")
 

@@ -100,9 +100,7 @@ def nominal_alpha_by_coincidences(units: list[list]) -> float:
 def test_nominal_alpha_matches_a_coincidence_loop_and_the_package(rows: list[dict], choices) -> None:
     matrix, present, _ = choices
     ours = agreement.krippendorff_alpha_nominal(matrix, present)
-    assert ours == pytest.approx(
-        nominal_alpha_by_coincidences(list(by_item(rows, lambda r: r["choice"]).values()))
-    )
+    assert ours == pytest.approx(nominal_alpha_by_coincidences(list(by_item(rows, lambda r: r["choice"]).values())))
     assert ours == pytest.approx(
         krippendorff.alpha(np.where(present, matrix, np.nan).T, level_of_measurement="nominal"), abs=1e-9
     )

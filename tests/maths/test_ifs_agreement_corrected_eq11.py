@@ -28,9 +28,7 @@ def agreement_by_loop(mu: np.ndarray, nu: np.ndarray, mask: np.ndarray) -> list[
         pair_distances = []
         for i, j in itertools.combinations(range(n_annotators), 2):
             shared = [
-                sk_distance(
-                    (flat_mu[item, v, i], flat_nu[item, v, i]), (flat_mu[item, v, j], flat_nu[item, v, j])
-                )
+                sk_distance((flat_mu[item, v, i], flat_nu[item, v, i]), (flat_mu[item, v, j], flat_nu[item, v, j]))
                 for v in range(flat_mu.shape[1])
                 if flat_mask[item, v, i] and flat_mask[item, v, j]
             ]

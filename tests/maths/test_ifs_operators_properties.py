@@ -36,9 +36,7 @@ def judgments(draw: st.DrawFn, max_annotators: int = 6) -> tuple[np.ndarray, np.
     return mu, nu, np.array(weights)
 
 
-def run(
-    operator: str, mu: np.ndarray, nu: np.ndarray, w: np.ndarray | None = None, mask=None
-) -> tuple[float, float]:
+def run(operator: str, mu: np.ndarray, nu: np.ndarray, w: np.ndarray | None = None, mask=None) -> tuple[float, float]:
     out = ifs.aggregate(mu, nu, operator, w, mask)  # type: ignore[arg-type]
     return float(out.mu), float(out.nu)
 
@@ -61,9 +59,7 @@ def test_output_is_a_valid_ifs_value(operator: str, cell) -> None:
 
 @pytest.mark.parametrize("operator", OPERATORS)
 @settings(max_examples=200, deadline=None)
-@given(
-    value=ifs_value(), k=st.integers(min_value=1, max_value=6), weights=st.lists(unit, min_size=6, max_size=6)
-)
+@given(value=ifs_value(), k=st.integers(min_value=1, max_value=6), weights=st.lists(unit, min_size=6, max_size=6))
 def test_idempotent_when_everyone_agrees(operator: str, value, k: int, weights) -> None:
     w = np.array(weights[:k]) + 0.01
     out_mu, out_nu = run(operator, np.full(k, value[0]), np.full(k, value[1]), w)
@@ -138,9 +134,7 @@ def test_masked_judgments_are_ignored_across_a_whole_array(operator: str) -> Non
     mask = rng.random(shape) < 0.6
     mask[0, 0, 0, :] = False  # one cell with nobody
     w = rng.uniform(0.1, 2.0, 5)
-    w[0] = (
-        0.0  # a present annotator of zero weight must not count either (nor turn IFWG's 0 · log 0 into NaN)
-    )
+    w[0] = 0.0  # a present annotator of zero weight must not count either (nor turn IFWG's 0 · log 0 into NaN)
     garbage_mu = np.where(mask, mu, np.nan)
     garbage_nu = np.where(mask, nu, 7.0)
     result = ifs.aggregate(garbage_mu, garbage_nu, operator, w, mask)  # type: ignore[arg-type]

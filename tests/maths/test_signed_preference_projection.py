@@ -25,9 +25,7 @@ def test_binary() -> None:
         (4, [1, 2, 3, 4], [1.0, 1 / 3, -1 / 3, -1.0]),
     ],
 )
-def test_likert_point_one_prefers_response_zero(
-    points: int, values: list[int], expected: list[float]
-) -> None:
+def test_likert_point_one_prefers_response_zero(points: int, values: list[int], expected: list[float]) -> None:
     assert agreement.signed_preference_likert(np.array(values), points) == pytest.approx(expected)
 
 

@@ -57,9 +57,7 @@ def synthetic(seed: int = 0, n_items: int = 600) -> dict[str, np.ndarray]:
     }
 
 
-def error_to_truth(
-    data: dict[str, np.ndarray], w: np.ndarray | None, operator: str = "weighted_mean"
-) -> float:
+def error_to_truth(data: dict[str, np.ndarray], w: np.ndarray | None, operator: str = "weighted_mean") -> float:
     out = ifs.aggregate(data["mu"], data["nu"], operator, w, data["mask"])  # type: ignore[arg-type]
     return float(np.mean(np.abs(out.mu - data["true_mu"]) + np.abs(out.nu - data["true_nu"])))
 
@@ -118,9 +116,7 @@ def test_iterative_consensus_converges_and_recovers_the_truth(data) -> None:
     plain = error_to_truth(data, None)
     weighted = error_to_truth(data, result.weight)
     assert weighted < 0.6 * plain
-    assert weighted < error_to_truth(
-        data, weights.annotator_weights(data["mu"], data["nu"], data["mask"]).weight
-    )
+    assert weighted < error_to_truth(data, weights.annotator_weights(data["mu"], data["nu"], data["mask"]).weight)
 
 
 def test_consensus_including_oneself_lets_one_careful_annotator_take_over(data) -> None:
@@ -181,9 +177,7 @@ def test_no_usable_part_falls_back_to_uniform(data) -> None:
 
 
 def test_hesitation_variance_proxy_is_offered_and_weak(data) -> None:
-    result = weights.annotator_weights(
-        data["mu"], data["nu"], data["mask"], consistency_source="hesitation_variance"
-    )
+    result = weights.annotator_weights(data["mu"], data["nu"], data["mask"], consistency_source="hesitation_variance")
     # Var π ≤ 1/4, so the proxy never leaves [0.75, 1]: it can barely tell annotators apart.
     assert ((result.consistency >= 0.75) & (result.consistency <= 1.0)).all()
 
