@@ -8,6 +8,8 @@ from django.test import Client
 from projects.models import Membership, Project
 from tests.factories import PASSWORD, ItemFactory, MembershipFactory, ProjectFactory, UserFactory
 
+pytest_plugins = ["tests.browser_fixtures"]
+
 
 @pytest.fixture
 def lead(db):

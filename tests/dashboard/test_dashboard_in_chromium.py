@@ -8,7 +8,6 @@ from django.utils import timezone
 
 from aggregation.models import ProjectAggregate
 from projects.models import Membership, Project
-from tests.browser.conftest import browser, login, page, shot  # noqa: F401  (shared Chromium fixtures)
 from tests.dashboard.conftest import (
     annotator_aggregates_create,
     estimate,
@@ -33,7 +32,7 @@ def _computed_project() -> Project:
     return project
 
 
-def test_figures_refresh_without_a_reload(live_server, page, login, shot):  # noqa: F811
+def test_figures_refresh_without_a_reload(live_server, page, login, shot):
     project = _computed_project()
     login(page, "lead-browser")
     page.goto(live_server.url + reverse("dashboard", kwargs={"project_id": project.pk}))
@@ -51,7 +50,7 @@ def test_figures_refresh_without_a_reload(live_server, page, login, shot):  # no
     shot(page, "refreshed")
 
 
-def test_settings_error_shows_next_to_its_field_in_place(live_server, page, login, shot):  # noqa: F811
+def test_settings_error_shows_next_to_its_field_in_place(live_server, page, login, shot):
     project = _computed_project()
     login(page, "lead-browser")
     page.goto(live_server.url + reverse("project_settings", kwargs={"project_id": project.pk}))

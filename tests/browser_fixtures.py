@@ -1,5 +1,7 @@
 """Headless Chromium (Debian's, never a downloaded one) driven by Playwright against pytest-django's live_server.
 
+One session-wide browser for every test package (a second sync Playwright in the same process would fail).
+
 Screenshots of each step go to test-artifacts/browser/ (git-ignored), kept as CI artifacts.
 """
 
@@ -18,7 +20,7 @@ from tests.services_plugin import chromium_path
 # Playwright's sync API runs an event loop in this thread; the test body still talks to the database directly.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
