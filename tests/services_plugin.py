@@ -83,7 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker, reason in MISSING.items():
         if item.get_closest_marker(marker) is not None:
-            pytest.skip(f"needs {reason}")
+            pytest.skip(f"service missing: {reason}")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
