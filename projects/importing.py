@@ -191,7 +191,7 @@ def parse_row(*, line: int, text: str, project: Project, trl_chosen_as: str) -> 
     try:
         row = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise RowInvalid(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        raise RowInvalid(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
     if not isinstance(row, dict):
         raise RowInvalid("expected a JSON object")
     if "chosen" in row or "rejected" in row:
