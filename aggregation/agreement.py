@@ -212,11 +212,12 @@ def _nominal_stats_from_counts(counts: FloatArray) -> FloatArray:
     The term is Σ_{c≠k} n_uc n_uk/(m_u − 1) = (m_u² − Σ_c n_uc²)/(m_u − 1): the off-diagonal mass of the unit's
     coincidence matrix, with only C (few) categories and no V × V matrix over values.
     """
-    m = counts.sum(axis=1)
+    # Counts are whole numbers, so these sums are exact in any order: einsum forms them without a per-row reduction.
+    m = np.einsum("uc->u", counts)
     pairable = m >= 2
     counts = counts[pairable]
     m = m[pairable]
-    term = (m * m - (counts * counts).sum(axis=1)) / (m - 1.0)
+    term = (m * m - np.einsum("uc,uc->u", counts, counts)) / (m - 1.0)
     return np.column_stack([term, m, counts])
 
 
@@ -236,9 +237,10 @@ def _nominal_alpha_from_sums(sums: FloatArray) -> FloatArray:
 
 def _pairwise_stats_from_counts(counts: FloatArray) -> FloatArray:
     """Rows (agreeing pairs, pairs) per unit with at least one pair: Σ_c C(n_uc, 2) and C(m_u, 2)."""
-    m = counts.sum(axis=1)
+    # Whole numbers again (n(n − 1) is even), so the sums are exact in any order.
+    m = np.einsum("uc->u", counts)
     pairs = m * (m - 1.0) / 2.0
-    agreeing = (counts * (counts - 1.0) / 2.0).sum(axis=1)
+    agreeing = np.einsum("uc->u", counts * (counts - 1.0) / 2.0)
     keep = pairs > 0
     return np.column_stack([agreeing[keep], pairs[keep]])
 
@@ -249,6 +251,15 @@ def _pairwise_unit_stats(labels: ArrayLike, mask: ArrayLike | None, with_ties: b
         # Dropping the tie column drops every pair in which someone chose a tie.
         counts = counts[:, categories != tie_label]
     return _pairwise_stats_from_counts(counts)
+
+
+def _column_sums(unit_stats: FloatArray) -> FloatArray:
+    """``unit_stats.sum(axis=0)``: for a C-ordered (units, columns) block that sum adds the rows one after another,
+    and so does einsum, several times faster over a few columns; anything else takes the plain sum.
+    """
+    if unit_stats.ndim == 2 and unit_stats.shape[1] >= 2 and unit_stats.flags.c_contiguous:
+        return np.asarray(np.einsum("uk->k", unit_stats), dtype=np.float64)
+    return np.asarray(unit_stats.sum(axis=0), dtype=np.float64)
 
 
 def _ratio_from_sums(sums: FloatArray) -> FloatArray:
@@ -311,7 +322,7 @@ def _estimate_from_unit_stats(
     seed: int,
     level: float,
 ) -> Estimate:
-    value = _finite_or_none(float(finalise(unit_stats.sum(axis=0))))
+    value = _finite_or_none(float(finalise(_column_sums(unit_stats))))
     ci = _bootstrap_from_unit_stats(unit_stats, finalise, n_boot, seed, level) if value is not None else None
     return Estimate(value=value, n=n, ci=ci)
 
@@ -358,7 +369,7 @@ def krippendorff_alpha_interval(values: ArrayLike, mask: ArrayLike | None = None
     Equal to ``krippendorff.alpha(values.T, level_of_measurement="interval")``. NaN when undefined (fewer than two
     pairable values, or no variation at all).
     """
-    return float(_interval_alpha_from_sums(_interval_unit_stats(values, mask).sum(axis=0)))
+    return float(_interval_alpha_from_sums(_column_sums(_interval_unit_stats(values, mask))))
 
 
 def krippendorff_alpha_nominal(labels: ArrayLike, mask: ArrayLike | None = None) -> float:
@@ -367,7 +378,7 @@ def krippendorff_alpha_nominal(labels: ArrayLike, mask: ArrayLike | None = None)
     Labels are any numbers (categories are their distinct values). Equal to
     ``krippendorff.alpha(labels.T, level_of_measurement="nominal")``; NaN when undefined.
     """
-    return float(_nominal_alpha_from_sums(_nominal_unit_stats(labels, mask).sum(axis=0)))
+    return float(_nominal_alpha_from_sums(_column_sums(_nominal_unit_stats(labels, mask))))
 
 
 def pairwise_agreement(

@@ -110,6 +110,10 @@ def _prepare_mask(mask: ArrayLike | None, shape: tuple[int, ...]) -> BoolArray |
 
 
 def _check_valid(mu: FloatArray, nu: FloatArray, present: BoolArray | None) -> None:
+    # Fast path: when every entry is valid, masked or not, three reductions decide it without boolean temporaries.
+    # NaN or infinity anywhere fails a comparison here and falls through to the exact check below.
+    if mu.size and mu.min() >= 0.0 and nu.min() >= 0.0 and np.add(mu, nu).max() <= 1.0 + VALIDITY_TOLERANCE:
+        return
     # Written so that NaN fails every comparison and is reported as invalid where present.
     valid = (mu >= 0.0) & (nu >= 0.0) & (mu + nu <= 1.0 + VALIDITY_TOLERANCE)
     invalid = ~valid if present is None else present & ~valid
@@ -163,6 +167,9 @@ def _dot_last(x: FloatArray, weights: FloatArray) -> FloatArray:
 
 
 def _with_empty_cells(out_mu: FloatArray, out_nu: FloatArray, empty: BoolArray) -> IFS:
+    if empty.ndim and not empty.any():
+        # Every cell has someone: the kernels' results are fresh float arrays already and stand as they are.
+        return IFS(np.asarray(out_mu, dtype=np.float64), np.asarray(out_nu, dtype=np.float64))
     # np.where also turns the 0-d results of a single cell into arrays, so callers always get arrays.
     return IFS(
         np.asarray(np.where(empty, np.nan, out_mu), dtype=np.float64),
@@ -368,7 +375,8 @@ def combine_criterion_values(
         raise ValueError("criterion weights must be non-negative with a positive sum")
     weights = weights / weights.sum()
     if n_criteria == 1:
-        return np.asarray(np.take(x, 0, axis=axis), dtype=np.float64).copy()
+        # np.take already returns a new array: no second copy.
+        return np.asarray(np.take(x, 0, axis=axis), dtype=np.float64)
     # A contraction along ``axis`` in place: no copy of the values into a moved layout.
     axis = axis % x.ndim
     letters = _AXIS_LETTERS[: x.ndim]
@@ -487,21 +495,39 @@ def clarity(
 # Agreement among annotators
 
 
-def _compact_annotators(mu: FloatArray, nu: FloatArray, present: BoolArray) -> tuple[FloatArray, FloatArray, BoolArray]:
+def _any_value(present: BoolArray) -> BoolArray:
+    """(items, values, annotators) → (items, annotators): whether each annotator gave any of the item's values.
+
+    A few in-place ORs of (items, annotators) slices: much faster than ``any(axis=1)`` across a middle axis.
+    """
+    n_values = present.shape[1]
+    if n_values == 0 or n_values > 64:
+        return np.asarray(present.any(axis=1), dtype=bool)
+    on_item = present[:, 0].copy()
+    for value in range(1, n_values):
+        np.logical_or(on_item, present[:, value], out=on_item)
+    return on_item
+
+
+def _compact_annotators(
+    mu: FloatArray, nu: FloatArray, present: BoolArray, on_item: BoolArray
+) -> tuple[FloatArray, FloatArray, BoolArray, BoolArray]:
     """Move each item's present annotators to the front and drop trailing all-absent slots.
 
     Pairwise work is then O(items × k_max²) where k_max is the most annotators on any item, not the number of
-    annotators in the project (sparse projects have hundreds of annotators but a handful per item).
+    annotators in the project (sparse projects have hundreds of annotators but a handful per item). ``on_item`` is
+    :func:`_any_value` of ``present``; it is returned reordered along with the rest.
     """
-    on_item = present.any(axis=1)
     k_max = int(on_item.sum(axis=1).max(initial=0))
     if k_max == present.shape[-1]:
-        return mu, nu, present
-    order = np.argsort(~on_item, axis=1, kind="stable")[:, None, :k_max]
+        return mu, nu, present, on_item
+    order = np.argsort(~on_item, axis=1, kind="stable")[:, :k_max]
+    order3 = order[:, None, :]
     return (
-        np.take_along_axis(mu, order, axis=-1),
-        np.take_along_axis(nu, order, axis=-1),
-        np.take_along_axis(present, order, axis=-1),
+        np.take_along_axis(mu, order3, axis=-1),
+        np.take_along_axis(nu, order3, axis=-1),
+        np.take_along_axis(present, order3, axis=-1),
+        np.take_along_axis(on_item, order, axis=-1),
     )
 
 
@@ -523,15 +549,15 @@ def ifs_agreement(mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None = None, *
     nu3 = nu_a.reshape(n_items, -1, n_annotators)
     if present is None:
         present3 = np.ones(mu3.shape, dtype=bool)
+        on_item = _any_value(present3)
     else:
         present3 = present.reshape(mu3.shape)
         mu3 = np.where(present3, mu3, 0.0)
         nu3 = np.where(present3, nu3, 0.0)
-        mu3, nu3, present3 = _compact_annotators(mu3, nu3, present3)
+        mu3, nu3, present3, on_item = _compact_annotators(mu3, nu3, present3, _any_value(present3))
     # Annotator-first and contiguous, so that each pair below reads two contiguous (items, values) blocks.
     mu_t = np.ascontiguousarray(np.moveaxis(mu3, -1, 0))
     nu_t = np.ascontiguousarray(np.moveaxis(nu3, -1, 0))
-    on_item = np.asarray(present3.any(axis=1), dtype=bool)
     # Usually an annotator gives all of an item's values or none: then pairs are weighted per item, not per value.
     whole_items = bool((present3 == on_item[:, None, :]).all())
     on_item_t = np.ascontiguousarray(on_item.T).astype(np.float64)
@@ -540,6 +566,14 @@ def ifs_agreement(mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None = None, *
     distance_total = np.zeros(n_items)
     pairs = np.zeros(n_items)
     d_mu, d_nu, per_value = (np.empty(mu_t.shape[1:]) for _ in range(3))
+    value_sum = np.empty(n_items)
+
+    def sum_values(x: FloatArray) -> FloatArray:
+        # Two values (side by side, one criterion): one add, the same sum einsum forms, without its per-row cost.
+        if n_values == 2:
+            return np.add(x[:, 0], x[:, 1], out=value_sum)
+        return _sum_last(x)
+
     # A Python loop over k(k−1)/2 annotator pairs (k per item after compaction, a handful), each vectorised over
     # every item of the project, in place: the blocks are as large as the project.
     for first, second in itertools.combinations(range(mu_t.shape[0]), 2):
@@ -552,7 +586,7 @@ def ifs_agreement(mu: ArrayLike, nu: ArrayLike, mask: ArrayLike | None = None, *
         np.sqrt(per_value, out=per_value)  # √(Δμ(Δμ + Δν) + (Δν)²), the per-value distance
         if present_t is None:
             both_on_item = on_item_t[first] * on_item_t[second]
-            distance_total += _sum_last(per_value) * (both_on_item / n_values)
+            distance_total += sum_values(per_value) * (both_on_item / n_values)
             pairs += both_on_item
             continue
         both = present_t[first] * present_t[second]
@@ -655,8 +689,10 @@ def preferred_response(scores: ArrayLike, tolerance: float = 0.1, axis: int = 1)
         with np.errstate(invalid="ignore"):
             gap = top_two[..., 0] - top_two[..., 1]
     tie = (gap <= 0.0) | (gap < tolerance - TOLERANCE_SLACK)
-    result = np.where(tie, TIE, best).astype(np.int64)
-    result[undefined] = UNDEFINED
+    # ``best`` is a fresh array here: mark ties and undefined items in place, without boolean-index assignment.
+    result = np.array(best, dtype=np.int64, copy=None)
+    np.copyto(result, TIE, where=tie)
+    np.copyto(result, UNDEFINED, where=undefined)
     return result
 
 

@@ -42,6 +42,7 @@ from aggregation.ifs import (
     BoolArray,
     FloatArray,
     IntArray,
+    _any_value,
     combine_criterion_values,
     preferred_response,
     score,
@@ -438,8 +439,9 @@ def iterative_consensus_weights(
     present = np.ones(mu_a.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     validate_ifs(mu_a, nu_a, present)
     n_annotators = mu_a.shape[-1]
-    per_item = np.einsum("ivk->ik", present.reshape(mu_a.shape[0], -1, n_annotators).astype(np.float64))
-    n_items_judged = np.einsum("ik->k", (per_item > 0.0).astype(np.float64)).astype(np.int64)
+    # Whole-number counts: exact whichever way they are formed.
+    on_item = _any_value(present.reshape(mu_a.shape[0], -1, n_annotators))
+    n_items_judged = np.count_nonzero(on_item, axis=0).astype(np.int64)
     if chi2_prior:
         quantiles = {int(k): chi2_isf(alpha / 2.0, int(k)) for k in np.unique(n_items_judged) if k > 0}
         prior = np.array([quantiles.get(int(k), 0.0) for k in n_items_judged])
@@ -463,14 +465,26 @@ def iterative_consensus_weights(
 
     # Reliabilities stay positive for everyone who judged anything, so which entries have company in their cell
     # (and so an "others' consensus") never changes: fix it once.
-    counted = weight * (np.einsum("ck->c", weight) > 1.0)[:, None] if exclude_self else weight
+    # The elementwise work of each iteration runs annotator-first, (annotators, cells): per-cell figures then
+    # broadcast along long contiguous rows instead of across a short trailing axis, which is several times faster.
+    # The sums over cells still read a (cells, annotators) block, so they add in the same order as before.
+    mu_t = np.ascontiguousarray(mu_f.T)
+    nu_t = np.ascontiguousarray(nu_f.T)
+    present_t = np.ascontiguousarray(_cells(present).T)
+    if exclude_self:
+        # Whole-number counts: exact in any order.
+        company = np.count_nonzero(present_t, axis=0) > 1
+        counted_t = np.logical_and(present_t, company).astype(np.float64)
+    else:
+        counted_t = present_t.astype(np.float64)
     # Scratch blocks reused by every iteration: the loop is memory-bound, and fresh 8-byte × cells × annotators
     # temporaries cost as much as the arithmetic.
-    d_mu, d_nu, squared = np.empty_like(mu_f), np.empty_like(nu_f), np.empty_like(mu_f)
+    d_mu, d_nu, squared = np.empty_like(mu_t), np.empty_like(nu_t), np.empty_like(mu_t)
+    product = np.empty_like(mu_f)
 
     def reliability_from(c_mu: FloatArray, c_nu: FloatArray, total: FloatArray, used: FloatArray) -> FloatArray:
-        np.subtract(mu_f, c_mu[:, None], out=d_mu)
-        np.subtract(nu_f, c_nu[:, None], out=d_nu)
+        np.subtract(mu_t, c_mu, out=d_mu)
+        np.subtract(nu_t, c_nu, out=d_nu)
         if distance == "szmidt_kacprzyk":
             np.add(d_mu, d_nu, out=squared)
             np.multiply(squared, d_mu, out=squared)  # Δμ(Δμ + Δν) + (Δν)² = ½[(Δμ)² + (Δν)² + (Δπ)²]
@@ -479,19 +493,23 @@ def iterative_consensus_weights(
         np.multiply(d_nu, d_nu, out=d_nu)
         np.add(squared, d_nu, out=squared)
         if not exclude_self:
-            return np.asarray(prior / np.maximum(np.einsum("ck,ck->k", squared, counted), min_total_distance))
+            np.copyto(product, squared.T)
+            return np.asarray(prior / np.maximum(np.einsum("ck,ck->k", product, weight), min_total_distance))
         # The others' consensus differs from everyone's by a factor: own − c₋ₖ = T/(T − βₖ)·(own − c), T being
         # the cell's total reliability, so the distance to the others needs no second consensus.
-        cell_total = np.where(total > 0.0, total, 1.0)[:, None]
+        cell_total = np.where(total > 0.0, total, 1.0)
         factor = d_mu
-        np.multiply(counted, used, out=factor)
+        np.multiply(counted_t, used[:, None], out=factor)
         np.subtract(cell_total, factor, out=factor)
         # T − βₖ is a sum of the others' positive reliabilities; the floor only guards against rounding.
         np.maximum(factor, 1e-12 * cell_total, out=factor)
         np.divide(cell_total, factor, out=factor)
         np.multiply(factor, factor, out=factor)
-        np.multiply(factor, counted, out=factor)
-        distance_total = np.einsum("ck,ck->k", squared, factor)
+        np.multiply(factor, counted_t, out=factor)
+        # Σ_c squared · factor, as the one product block summed over cells (the order einsum adds two operands in).
+        np.multiply(squared, factor, out=squared)
+        np.copyto(product, squared.T)
+        distance_total = np.einsum("ck->k", product)
         return np.asarray(prior / np.maximum(distance_total, min_total_distance), dtype=np.float64)
 
     reliability = np.ones(n_annotators)
