@@ -44,7 +44,9 @@ from numpy.typing import NDArray
 from aggregation import agreement as agreement_maths
 from aggregation import ifs
 from aggregation import weights as weights_maths
+from aggregation.handoff import handoff_evaluate
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
+from aggregation.suggestion_figures import suggestion_figures_recompute
 from annotation.models import Annotation, Assignment, JudgmentValue
 from projects.models import PERMILLE, TIE, Item, Project, Response
 
@@ -1009,24 +1011,10 @@ def project_aggregates_recompute(*, project_id: int) -> dict[str, Any]:
     moved = annotator_aggregates_recompute(project_id=project_id)
     items = item_aggregates_recompute(project_id=project_id) if moved else 0
     project_agreement_recompute(project_id=project_id)
-    done: dict[str, Any] = {"weights_moved": moved, "items": items, "suggestion_figures": False, "handoff": False}
-    # Written by the suggestions side; imported here so the project run triggers them in the right order
-    # (after the agreement, which their human-human ceiling reads). Imported defensively while those modules
-    # were being written in parallel: an absent module is skipped, not an error.
-    try:
-        from aggregation.suggestion_figures import suggestion_figures_recompute
-    except ImportError:
-        logger.warning("aggregation.suggestion_figures is missing; suggestion figures not recomputed")
-    else:
-        suggestion_figures_recompute(project_id=project_id)
-        done["suggestion_figures"] = True
-    try:
-        from aggregation.handoff import handoff_evaluate
-    except ImportError:
-        logger.warning("aggregation.handoff is missing; handoff not evaluated")
-    else:
-        handoff_evaluate(project_id=project_id)
-        done["handoff"] = True
+    # After the agreement: the suggestion figures put the human-human ceiling beside the model's agreement.
+    suggestion_figures_recompute(project_id=project_id)
+    handoff_evaluate(project_id=project_id)
+    done: dict[str, Any] = {"weights_moved": moved, "items": items, "suggestion_figures": True, "handoff": True}
     return done
 
 

@@ -14,8 +14,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.template import TemplateDoesNotExist
-from django.template.loader import get_template
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
@@ -23,6 +21,7 @@ from django.views.decorators.http import require_http_methods
 from aggregation import svg
 from aggregation.forms import CriteriaForm, MemberAddForm, ProjectSettingsForm
 from aggregation.selectors import Dashboard, dashboard_get, item_review_get, settings_get
+from aggregation.suggestion_selectors import suggestion_card_context
 from projects.models import TIE, Membership
 from projects.services import criteria_set, membership_set, project_update
 
@@ -202,13 +201,7 @@ def _plots_context(dashboard: Dashboard) -> dict[str, Any]:
     }
 
 
-def _suggestion_card(*, user: Any, project_id: int) -> tuple[str | None, dict[str, Any] | None]:
-    """The suggestions engineer's card and its context, when both are installed; else (None, None)."""
-    try:
-        get_template(SUGGESTIONS_CARD_TEMPLATE)
-        from aggregation.suggestion_selectors import suggestion_card_context
-    except (TemplateDoesNotExist, ImportError):
-        return None, None
+def _suggestion_card(*, user: Any, project_id: int) -> tuple[str, dict[str, Any]]:
     return SUGGESTIONS_CARD_TEMPLATE, suggestion_card_context(user=user, project_id=project_id)
 
 

@@ -11,6 +11,7 @@ from aggregation.services import project_aggregates_recompute
 from projects.importing import items_import
 from projects.models import Membership, Project
 from projects.services import membership_set, project_create
+from projects.suggestions import longest_response_suggestions
 
 DEMO_SLUG = "demo-long-form-qa"
 DEMO_FILE = Path(__file__).resolve().parents[2] / "demo_data" / "prd_lfqa_40.jsonl"
@@ -76,9 +77,5 @@ class Command(BaseCommand):
             self.stdout.write(f"    {username:<11} / {options['password']}   ({role})")
 
     def _baseline_suggestions(self, project: Project) -> str:
-        try:
-            from projects.suggestions import longest_response_suggestions
-        except ImportError:
-            return "no baseline suggestions (module not available)"
         count = longest_response_suggestions(project=project)
         return f"'longest-response' suggestions: {count}"
