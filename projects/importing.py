@@ -321,8 +321,7 @@ class _Importer:
             return
         self._create(fresh)
         self.result.created += len(fresh)
-        for row in again:
-            _update_item(project=self.project, item_id=existing[row.external_id], row=row)
+        _update_batch(rows=again, existing=existing)
         self.result.updated += len(again)
 
     def _updatable(self, rows: list[ParsedItem], existing: dict[str, int]) -> list[ParsedItem]:
@@ -505,25 +504,43 @@ def _create_suggestions(*, items: list[Item], rows: list[ParsedItem], responses:
     SuggestionValue.objects.bulk_create(values, batch_size=BATCH)
 
 
-def _update_item(*, project: Project, item_id: int, row: ParsedItem) -> None:
-    item = Item.objects.get(pk=item_id)
-    item.prompt = row.prompt
-    item.metadata = row.metadata
-    item.gold_position = row.gold
-    item.save(update_fields=["prompt", "metadata", "gold_position", "updated_at"])
-    current = list(item.responses.order_by("position"))
-    if [r.text for r in current] != [text for text, _ in row.responses]:
-        # Only reachable for items without labels (checked before), so replacing responses loses nothing.
-        item.responses.all().delete()
-        current = [
-            Response.objects.create(item=item, position=position, text=text, model_name=model)
-            for position, (text, model) in enumerate(row.responses)
-        ]
-    else:
-        for response, (_, model) in zip(current, row.responses, strict=True):
+def _update_batch(*, rows: list[ParsedItem], existing: dict[str, int]) -> None:
+    """Re-imported items, a batch at a time: a handful of queries per batch, none per row."""
+    if not rows:
+        return
+    items = Item.objects.in_bulk([existing[row.external_id] for row in rows])
+    current: dict[int, list[Response]] = {pk: [] for pk in items}
+    for response in Response.objects.filter(item_id__in=list(items)).order_by("item_id", "position"):
+        current[response.item_id].append(response)
+    now = timezone.now()
+    replaced: list[int] = []
+    renamed: list[Response] = []
+    for row in rows:
+        item = items[existing[row.external_id]]
+        item.prompt, item.metadata, item.gold_position, item.updated_at = row.prompt, row.metadata, row.gold, now
+        if [r.text for r in current[item.pk]] != [text for text, _ in row.responses]:
+            # Only reachable for items without labels (checked before), so replacing responses loses nothing.
+            replaced.append(item.pk)
+            current[item.pk] = [
+                Response(item=item, position=position, text=text, model_name=model)
+                for position, (text, model) in enumerate(row.responses)
+            ]
+            continue
+        for response, (_, model) in zip(current[item.pk], row.responses, strict=True):
             if response.model_name != model:
                 response.model_name = model
-                response.save(update_fields=["model_name"])
-    if row.suggestion is not None:
-        Suggestion.objects.filter(item=item).delete()
-        _create_suggestions(items=[item], rows=[row], responses=current)
+                renamed.append(response)
+    Item.objects.bulk_update(
+        list(items.values()), ["prompt", "metadata", "gold_position", "updated_at"], batch_size=BATCH
+    )
+    Response.objects.filter(item_id__in=replaced).delete()
+    Response.objects.bulk_create([r for pk in replaced for r in current[pk]], batch_size=BATCH)
+    Response.objects.bulk_update(renamed, ["model_name"], batch_size=BATCH)
+    suggested = [row for row in rows if row.suggestion is not None]
+    suggested_items = [items[existing[row.external_id]] for row in suggested]
+    Suggestion.objects.filter(item__in=suggested_items).delete()
+    _create_suggestions(
+        items=suggested_items,
+        rows=suggested,
+        responses=[response for item in suggested_items for response in current[item.pk]],
+    )

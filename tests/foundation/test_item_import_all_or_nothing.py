@@ -6,6 +6,8 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from projects.importing import ImportRejected, items_import
 from projects.models import TIE, Item, Response, Suggestion, SuggestionValue
@@ -158,3 +160,35 @@ def test_command_reports_lines_and_exits_with_error(empty_project, tmp_path):
     call_command("import_items", empty_project.slug, str(path), "--skip-invalid")
     assert Item.objects.filter(project=empty_project).count() == 2
     assert Suggestion.objects.filter(item__project=empty_project).count() == 0
+
+
+def test_update_replaces_what_changed(empty_project):
+    items_import(project=empty_project, lines=[native(1), native(2), native(3, suggestion={"preferred": 0})])
+    changed = [
+        json.dumps({"id": "n1", "prompt": "Question 1", "responses": ["new A", "new B"]}),
+        json.dumps({"id": "n2", "prompt": "Question 2", "responses": ["A2", {"text": "B2", "model": "renamed"}]}),
+        native(3, suggestion={"preferred": 1, "ifs": [[0.1, 0.8], [0.9, 0]]}),
+    ]
+    assert items_import(project=empty_project, lines=changed, on_duplicate="update").updated == 3
+    texts = lambda external_id: list(  # noqa: E731
+        Item.objects.get(external_id=external_id).responses.order_by("position").values_list("text", "model_name")
+    )
+    assert texts("n1") == [("new A", ""), ("new B", "")]
+    assert texts("n2") == [("A2", ""), ("B2", "renamed")]
+    suggestion = Item.objects.get(external_id="n3").suggestion
+    assert suggestion.preferred_position == 1
+    assert sorted(suggestion.values.values_list("response__position", "mu", "nu")) == [(0, 100, 800), (1, 900, 0)]
+
+
+def test_update_costs_the_same_queries_for_few_and_many_rows(empty_project):
+    items_import(project=empty_project, lines=[native(i) for i in range(60)])
+
+    def updated(ids):
+        return [native(i, gold=1, suggestion={"preferred": 0}) for i in ids]
+
+    with CaptureQueriesContext(connection) as few:
+        items_import(project=empty_project, lines=updated(range(5)), on_duplicate="update")
+    with CaptureQueriesContext(connection) as many:
+        items_import(project=empty_project, lines=updated(range(5, 60)), on_duplicate="update")
+    assert len(many.captured_queries) == len(few.captured_queries)
+    assert Item.objects.filter(project=empty_project, gold_position=1).count() == 60

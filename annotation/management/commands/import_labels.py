@@ -42,7 +42,7 @@ class Command(BaseCommand):
                 for error in exc.errors:
                     self.stderr.write(str(error))
                 raise CommandError(
-                    f"{len(exc.errors)} bad row(s): nothing imported. Fix them or pass --skip-invalid."
+                    f"{exc.total_errors} bad row(s): nothing imported. Fix them or pass --skip-invalid."
                 ) from None
             bar.update(total - bar.n)
         for error in result.errors:

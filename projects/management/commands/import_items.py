@@ -39,7 +39,7 @@ class Command(BaseCommand):
         with path.open(encoding="utf-8") as handle, tqdm(total=total, unit="row", desc="importing") as bar:
 
             def progress(done: int, _total: int | None) -> None:
-                bar.update(max(0, done - bar.n) if bar.n < total else 0)
+                bar.update(max(0, done - bar.n))
 
             try:
                 result = items_import(
