@@ -106,9 +106,7 @@ def labels_import_formatted(
     if fmt == NATIVE:
         lines = (raw.decode("utf-8", errors="replace") for raw in handle)
         return labels_import(project=project, lines=lines, skip_invalid=skip_invalid, progress=progress)
-    converted = convert_labels(
-        fmt, handle, mode=project.mode, likert_points=project.likert_points, seed=project.seed
-    )
+    converted = convert_labels(fmt, handle, mode=project.mode, likert_points=project.likert_points, seed=project.seed)
     failed = _errors(converted)
     sources = [source for source, _ in converted.rows]
     try:
@@ -125,4 +123,3 @@ def labels_import_formatted(
     result.errors = sorted(failed + _traced(result.errors, sources), key=lambda e: e.line)
     result.skipped += len(failed)
     return result
-
