@@ -66,7 +66,7 @@ def items(handle: IO[bytes]) -> Converted:
             if isinstance(record, RecordInvalid):
                 raise record
             fields = record["fields"]
-            metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+            metadata = record["metadata"] if isinstance(record.get("metadata"), dict) else {}
             row = {
                 "id": str(record["id"]),
                 "prompt": text_field(fields, PROMPT_KEYS, "prompt field"),

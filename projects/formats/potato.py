@@ -32,7 +32,7 @@ from projects.formats.common import (
 TOOL = "Potato"
 PROMPT_KEYS = ("prompt", "text", "question", "instruction")
 PREFERRED_SCHEMES = ("overall", "preference")
-SELECTIONS = {"a": 0, "b": 1, "tie": TIE}
+SELECTIONS: dict[str, int | str] = {"a": 0, "b": 1, "tie": TIE}
 
 
 def items(handle: IO[bytes]) -> Converted:
