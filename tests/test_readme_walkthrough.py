@@ -16,7 +16,13 @@ import pytest
 from tests.factories import UserFactory
 from tests.live_server import ROOT
 
-pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db]
+# The xdist group keeps the module on one worker under `make test`, so it starts one server.
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.redis,
+    pytest.mark.django_db,
+    pytest.mark.xdist_group("readme-live-server"),
+]
 DEMO_URL = "http://127.0.0.1:8000"
 BLOCK = re.compile(r"<!-- readme-test: (?P<name>[\w-]+) -->\s*```(?P<lang>\w+)\n(?P<code>.*?)```", re.DOTALL)
 EXPECTED_DPO = {

@@ -90,7 +90,8 @@ def _side(text: str, keys: tuple[str, str]) -> int | str:
         return TIE
     for index, key in enumerate(keys):
         marks = ("left", "a", "1") if index == 0 else ("right", "b", "2")
-        if lowered == key.lower() or lowered in marks or re.fullmatch(rf"\w+ ?({marks[1]}|{marks[2]})", lowered):
+        named = re.fullmatch(rf"\w+ ({marks[1]}|{marks[2]})|\w+{marks[2]}", lowered)  # "Answer 1", "response B"
+        if lowered == key.lower() or lowered in marks or named:
             return index
     raise RecordInvalid(f"{TOOL} choice {text!r} names neither response (expected e.g. 'Answer 1', 'left' or 'tie')")
 

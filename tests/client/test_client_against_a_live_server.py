@@ -17,8 +17,14 @@ from tests.factories import UserFactory
 from tests.formats.helpers import DATA
 from tests.suggestions.fake_llm import start_fake_llm
 
-# django_db makes pytest-django create the test database; the tests themselves only talk HTTP.
-pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db]
+# django_db makes pytest-django create the test database (the tests themselves only talk HTTP); the xdist group
+# keeps the module on one worker under `make test`, so it starts one server.
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.redis,
+    pytest.mark.django_db,
+    pytest.mark.xdist_group("client-live-server"),
+]
 WAIT_SECONDS = 60
 
 

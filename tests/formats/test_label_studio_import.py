@@ -130,3 +130,22 @@ def test_choices_results_name_a_side_or_a_tie(tmp_path):
         ("11", "label-studio-2"): TIE,
         ("12", "label-studio-1"): 0,
     }
+
+
+@pytest.mark.parametrize(
+    ("choice", "side"),
+    [("Answer 1", 0), ("response B", 1), ("answer2", 1), ("LEFT", 0), ("b", 1), ("No preference", "tie")],
+)
+def test_choice_texts_that_name_a_side(choice, side):
+    from projects.formats.label_studio import _side
+
+    assert _side(choice, ("answer1", "answer2")) == side
+
+
+@pytest.mark.parametrize("choice", ["Extra", "Maybe", "Answer 3", "data"])
+def test_choice_texts_that_name_no_side_are_refused(choice):
+    from projects.formats.common import RecordInvalid
+    from projects.formats.label_studio import _side
+
+    with pytest.raises(RecordInvalid, match="names neither response"):
+        _side(choice, ("answer1", "answer2"))
