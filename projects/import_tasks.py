@@ -25,8 +25,9 @@ from django.core.files.storage import default_storage
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
+from annotation.label_formats import labels_import_formatted
 from annotation.label_import import labels_import
-from projects.format_import import items_import_formatted, labels_import_formatted
+from projects.format_import import items_import_formatted
 from projects.formats import FORMATS, NATIVE
 from projects.importing import DUPLICATE_POLICIES, TRL_CHOSEN_AS, ImportRejected, RowError, items_import
 from projects.models import Job, Project

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from datasets import Dataset
 
-from projects.format_import import items_import_formatted, labels_import_formatted
+from annotation.label_formats import labels_import_formatted
+from projects.format_import import items_import_formatted
 from projects.importing import ImportRejected
 from projects.models import TIE, Item, Project
 from tests.factories import ProjectFactory

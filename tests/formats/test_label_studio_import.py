@@ -120,7 +120,7 @@ def test_choices_results_name_a_side_or_a_tie(tmp_path):
     project = ProjectFactory(mode=Project.Mode.BINARY)
     import_items(project, "label-studio", "label_studio_pairwise.json")
 
-    from projects.format_import import labels_import_formatted
+    from annotation.label_formats import labels_import_formatted
 
     with path.open("rb") as handle:
         labels_import_formatted(project=project, fmt="label-studio", handle=handle)

@@ -6,8 +6,8 @@ from typing import Any, NoReturn
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from annotation.label_formats import labels_import_formatted
 from annotation.label_import import LabelImportResult, labels_import
-from projects.format_import import labels_import_formatted
 from projects.formats import FORMATS, NATIVE
 from projects.importing import ImportRejected
 from projects.management.commands.import_items import project_from_argument
