@@ -7,25 +7,28 @@ computes figures inside a request.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 from django.db.models import Prefetch
 from django.http import FileResponse, Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from aggregation.export import FORMATS, PAIRS, ExportOptions, export_filename, export_lines
 from aggregation.export_tasks import export_job_start
-from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
+from aggregation.handoff import handoff_apply, handoff_undo
+from aggregation.models import AnnotatorAggregate, HandoffDecision, ItemAggregate, ProjectAggregate, Provenance
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
 from projects.models import Job, Suggestion, SuggestionValue
 from projects.selectors import project_get_for_lead
+from projects.suggestions import suggestion_job_start
 
 AGREEMENT_FIGURES = ("pairwise_with_ties", "pairwise_without_ties", "alpha_nominal", "alpha_interval", "ifs")
 
@@ -279,3 +282,50 @@ class ExportDownloadApi(APIView):
             filename=job.result.get("filename", "export.jsonl"),
             content_type="application/jsonl",
         )
+
+
+class HandoffDecisionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = HandoffDecision
+        fields = ["id", "action", "rule", "explanation", "figures", "items_affected", "created_at"]
+        read_only_fields = fields
+
+
+class HandoffApi(APIView):
+    """POST hands the remaining items to the LLM when the project's rule allows it; DELETE undoes it."""
+
+    @extend_schema(request=None, responses={201: HandoffDecisionSerializer})
+    def post(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        decision = handoff_apply(project=project, user=cast(User, request.user))
+        return Response(HandoffDecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: HandoffDecisionSerializer})
+    def delete(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        decision = handoff_undo(project=project, user=cast(User, request.user))
+        return Response(HandoffDecisionSerializer(decision).data)
+
+
+class SuggestionGenerateSerializer(serializers.Serializer):
+    item_ids = serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True)
+    overwrite = serializers.BooleanField(default=False)
+
+
+class SuggestionGenerateApi(APIView):
+    @extend_schema(
+        request=SuggestionGenerateSerializer,
+        responses={202: OpenApiResponse(JOB_ACCEPTED, description="Poll the job's url for progress.")},
+        description="Ask the project's LLM endpoint for suggestions (all items without one, or item_ids).",
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        data = SuggestionGenerateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        job = suggestion_job_start(
+            project=project,
+            user=cast(User, request.user),
+            item_ids=data.validated_data.get("item_ids"),
+            overwrite=data.validated_data["overwrite"],
+        )
+        return job_accepted(request, job)

@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from annotation.models import Annotation, JudgmentValue
 from annotation.services import annotation_save
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
+from projects.formats import FORMATS, NATIVE
 from projects.import_tasks import import_job_start
 from projects.importing import RowInvalid, to_permille
 from projects.models import Job, Membership, Project
@@ -98,6 +99,9 @@ class AnnotationSerializer(serializers.ModelSerializer):
 
 class LabelImportSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="JSON Lines of labels (see annotation.label_import for the row shape).")
+    format = serializers.ChoiceField(
+        choices=FORMATS, default=NATIVE, help_text="Penumbra's own rows, or the file of another tool."
+    )
     skip_invalid = serializers.BooleanField(default=False)
 
 
@@ -228,6 +232,6 @@ class LabelImportApi(APIView):
             user=request.user,
             kind=Job.Kind.IMPORT_LABELS,
             upload=data.validated_data["file"],
-            options={"skip_invalid": data.validated_data["skip_invalid"]},
+            options={"skip_invalid": data.validated_data["skip_invalid"], "format": data.validated_data["format"]},
         )
         return job_accepted(request, job)

@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from projects.formats import FORMATS, NATIVE
 from projects.import_tasks import import_job_start
 from projects.models import Criterion, Item, Job, Membership, Project, SuggestionValue
 from projects.selectors import (
@@ -166,7 +167,10 @@ class JobSerializer(serializers.ModelSerializer):
 
 
 class ImportUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="JSON Lines, one item per line.")
+    file = serializers.FileField(help_text="JSON Lines, one item per line, or another tool's file (see format).")
+    format = serializers.ChoiceField(
+        choices=FORMATS, default=NATIVE, help_text="Penumbra's own rows, or the file of another tool."
+    )
     on_duplicate = serializers.ChoiceField(choices=["reject", "update", "skip"], default="reject")
     skip_invalid = serializers.BooleanField(default=False)
     trl_chosen_as = serializers.ChoiceField(choices=["gold", "suggestion", "none"], default="gold")

@@ -25,6 +25,11 @@ def queue_key(*, seed: int, external_id: str) -> float:
     return uniform_draw(seed=seed, external_id=external_id, salt="queue")
 
 
+def trl_chosen_first(*, seed: int, external_id: str) -> bool:
+    """Where a TRL row's chosen answer is stored: drawn from the seed, so position says nothing about preference."""
+    return uniform_draw(seed=seed, external_id=external_id, salt="trl-order") < 0.5
+
+
 @dataclass(frozen=True)
 class BlindChoice:
     is_blind: list[bool]

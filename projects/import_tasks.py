@@ -25,7 +25,10 @@ from django.core.files.storage import default_storage
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
+from annotation.label_formats import labels_import_formatted
 from annotation.label_import import labels_import
+from projects.format_import import items_import_formatted
+from projects.formats import FORMATS, NATIVE
 from projects.importing import DUPLICATE_POLICIES, TRL_CHOSEN_AS, ImportRejected, RowError, items_import
 from projects.models import Job, Project
 
@@ -49,6 +52,8 @@ def check_import_job(*, kind: str, upload: File, options: dict[str, Any]) -> Non
             errors["on_duplicate"] = f"Expected one of {', '.join(DUPLICATE_POLICIES)}."
         if options.get("trl_chosen_as", "gold") not in TRL_CHOSEN_AS:
             errors["trl_chosen_as"] = f"Expected one of {', '.join(TRL_CHOSEN_AS)}."
+    if options.get("format", NATIVE) not in FORMATS:
+        errors["format"] = f"Expected one of {', '.join(FORMATS)}."
     if not isinstance(options.get("skip_invalid", False), bool):
         errors["skip_invalid"] = "Expected true or false."
     if errors:
@@ -162,6 +167,19 @@ def _run(job_id: int, run_import: Callable[[Job, _ProgressWriter], dict[str, Any
 
 def import_items_job_run(*, job_id: int) -> None:
     def run_import(job: Job, progress: _ProgressWriter) -> dict[str, Any]:
+        fmt = job.options.get("format", NATIVE)
+        if fmt != NATIVE:
+            with default_storage.open(job.input_file, "rb") as handle:
+                converted = items_import_formatted(
+                    project=job.project,
+                    fmt=fmt,
+                    handle=handle,
+                    on_duplicate=job.options.get("on_duplicate", "reject"),
+                    skip_invalid=bool(job.options.get("skip_invalid", False)),
+                    trl_chosen_as=job.options.get("trl_chosen_as", "gold"),
+                    progress=progress,
+                )
+            return converted.as_dict()
         result = items_import(
             project=job.project,
             lines=_lines(job.input_file),
@@ -178,12 +196,17 @@ def import_items_job_run(*, job_id: int) -> None:
 
 def import_labels_job_run(*, job_id: int) -> None:
     def run_import(job: Job, progress: _ProgressWriter) -> dict[str, Any]:
-        result = labels_import(
-            project=job.project,
-            lines=_lines(job.input_file),
-            skip_invalid=bool(job.options.get("skip_invalid", False)),
-            progress=progress,
-        )
+        fmt = job.options.get("format", NATIVE)
+        skip_invalid = bool(job.options.get("skip_invalid", False))
+        if fmt == NATIVE:
+            result = labels_import(
+                project=job.project, lines=_lines(job.input_file), skip_invalid=skip_invalid, progress=progress
+            )
+        else:
+            with default_storage.open(job.input_file, "rb") as handle:
+                result = labels_import_formatted(
+                    project=job.project, fmt=fmt, handle=handle, skip_invalid=skip_invalid, progress=progress
+                )
         return {"created": result.created, "skipped": result.skipped, "errors": _row_errors(result.errors)}
 
     _run(job_id, run_import)

@@ -238,7 +238,7 @@ def _parse_trl(*, line: int, row: dict[str, Any], project: Project, trl_chosen_a
     rejected = _text(row["rejected"], "rejected")
     external_id = _external_id(row, json.dumps([prompt, chosen, rejected]))
     # Where the chosen answer sits is drawn from the project seed, so position says nothing about preference.
-    chosen_first = blind.uniform_draw(seed=project.seed, external_id=external_id, salt="trl-order") < 0.5
+    chosen_first = blind.trl_chosen_first(seed=project.seed, external_id=external_id)
     responses = [(chosen, ""), (rejected, "")] if chosen_first else [(rejected, ""), (chosen, "")]
     chosen_position = 0 if chosen_first else 1
     gold = chosen_position if trl_chosen_as == "gold" else None

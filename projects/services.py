@@ -217,6 +217,21 @@ def annotator_get_or_create(*, project: Project, username: str) -> AbstractBaseU
 
 
 @transaction.atomic
+def member_invite(*, project: Project, username: str, role: str) -> AbstractBaseUser:
+    """Make ``username`` a member with ``role``, creating the account without a password if it does not exist yet
+    (the person sets one through an invitation link: see the member_add command)."""
+    username = username.strip()
+    if not username:
+        raise ValidationError({"username": "A username is needed."})
+    user, created = get_user_model().objects.get_or_create(username=username[:150])
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    membership_set(project=project, user=user, role=role)
+    return user
+
+
+@transaction.atomic
 def blind_sample_redraw(*, project: Project) -> None:
     """Draw the whole blind sample again (projects.blind's rule, as set-based UPDATEs).
 

@@ -8,7 +8,7 @@ from django.test import Client
 from projects.models import Membership, Project
 from tests.factories import PASSWORD, ItemFactory, MembershipFactory, ProjectFactory, UserFactory
 
-pytest_plugins = ["tests.browser_fixtures"]
+pytest_plugins = ["tests.browser_fixtures", "tests.live_server"]
 
 
 @pytest.fixture

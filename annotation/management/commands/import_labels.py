@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from annotation.label_import import labels_import
+from annotation.label_formats import labels_import_formatted
+from annotation.label_import import LabelImportResult, labels_import
+from projects.formats import FORMATS, NATIVE
 from projects.importing import ImportRejected
 from projects.management.commands.import_items import project_from_argument
 
@@ -14,19 +16,30 @@ from projects.management.commands.import_items import project_from_argument
 class Command(BaseCommand):
     help = (
         "Import existing human labels (binary, Likert or IFS) from JSON Lines; see annotation/label_import.py for the "
-        "row shape. Unknown annotators become members without a login."
+        "row shape. Unknown annotators become members without a login. --format reads another tool's file."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project slug or id")
         parser.add_argument("file", type=Path)
         parser.add_argument("--skip-invalid", action="store_true", help="import the good rows, report the bad ones")
+        parser.add_argument("--format", choices=FORMATS, default=NATIVE, help="the tool the file comes from")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = project_from_argument(options["project"])
         path: Path = options["file"]
         if not path.is_file():
             raise CommandError(f"{path}: no such file.")
+        if options["format"] != NATIVE:
+            with path.open("rb") as handle:
+                try:
+                    result = labels_import_formatted(
+                        project=project, fmt=options["format"], handle=handle, skip_invalid=options["skip_invalid"]
+                    )
+                except ImportRejected as exc:
+                    self._rejected(exc)
+            self._report(result)
+            return
         with path.open(encoding="utf-8") as handle:
             total = sum(1 for _ in handle)
         with path.open(encoding="utf-8") as handle, tqdm(total=total, unit="row", desc="importing labels") as bar:
@@ -39,12 +52,16 @@ class Command(BaseCommand):
                 )
             except ImportRejected as exc:
                 bar.close()
-                for error in exc.errors:
-                    self.stderr.write(str(error))
-                raise CommandError(
-                    f"{exc.total_errors} bad row(s): nothing imported. Fix them or pass --skip-invalid."
-                ) from None
+                self._rejected(exc)
             bar.update(total - bar.n)
+        self._report(result)
+
+    def _rejected(self, exc: ImportRejected) -> NoReturn:
+        for error in exc.errors:
+            self.stderr.write(str(error))
+        raise CommandError(f"{exc.total_errors} bad row(s): nothing imported. Fix them or pass --skip-invalid.")
+
+    def _report(self, result: LabelImportResult) -> None:
         for error in result.errors:
             self.stderr.write(f"skipped {error}")
         self.stdout.write(self.style.SUCCESS(f"{result.created} labels imported, {result.skipped} bad rows skipped."))

@@ -6,7 +6,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from projects.importing import DUPLICATE_POLICIES, TRL_CHOSEN_AS, ImportRejected, items_import
+from projects.format_import import items_import_formatted
+from projects.formats import FORMATS, NATIVE
+from projects.importing import DUPLICATE_POLICIES, TRL_CHOSEN_AS, ImportRejected, ImportResult, items_import
 from projects.models import Project
 
 
@@ -20,7 +22,10 @@ def project_from_argument(value: str) -> Project:
 
 
 class Command(BaseCommand):
-    help = "Import items from a JSON Lines file (native or TRL prompt/chosen/rejected shape)."
+    help = (
+        "Import items from a JSON Lines file (native or TRL prompt/chosen/rejected shape), or from another tool's "
+        "file with --format."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project slug or id")
@@ -28,12 +33,16 @@ class Command(BaseCommand):
         parser.add_argument("--skip-invalid", action="store_true", help="import the good rows, report the bad ones")
         parser.add_argument("--on-duplicate", choices=DUPLICATE_POLICIES, default="reject")
         parser.add_argument("--trl-chosen-as", choices=TRL_CHOSEN_AS, default="gold")
+        parser.add_argument("--format", choices=FORMATS, default=NATIVE, help="the tool the file comes from")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = project_from_argument(options["project"])
         path: Path = options["file"]
         if not path.is_file():
             raise CommandError(f"{path}: no such file.")
+        if options["format"] != NATIVE:
+            self._report(self._formatted(project, path, options))
+            return
         with path.open(encoding="utf-8") as handle:
             total = sum(1 for _ in handle)
         with path.open(encoding="utf-8") as handle, tqdm(total=total, unit="row", desc="importing") as bar:
@@ -59,6 +68,27 @@ class Command(BaseCommand):
                     f"{exc.total_errors} bad row(s): nothing imported. Fix them or pass --skip-invalid."
                 ) from None
             bar.update(total - bar.n)
+        self._report(result)
+
+    def _formatted(self, project: Project, path: Path, options: dict[str, Any]) -> ImportResult:
+        with path.open("rb") as handle:
+            try:
+                return items_import_formatted(
+                    project=project,
+                    fmt=options["format"],
+                    handle=handle,
+                    on_duplicate=options["on_duplicate"],
+                    skip_invalid=options["skip_invalid"],
+                    trl_chosen_as=options["trl_chosen_as"],
+                )
+            except ImportRejected as exc:
+                for error in exc.errors:
+                    self.stderr.write(str(error))
+                raise CommandError(
+                    f"{exc.total_errors} bad record(s): nothing imported. Fix them or pass --skip-invalid."
+                ) from None
+
+    def _report(self, result: ImportResult) -> None:
         for error in result.errors:
             self.stderr.write(f"skipped {error}")
         self.stdout.write(

@@ -1,0 +1,97 @@
+"""Hugging Face preference datasets (TRL columns) as JSON Lines or Parquet; ratings become binary labels."""
+
+from __future__ import annotations
+
+import pytest
+from datasets import Dataset
+
+from annotation.label_formats import labels_import_formatted
+from projects.format_import import items_import_formatted
+from projects.importing import ImportRejected
+from projects.models import TIE, Item, Project
+from tests.factories import ProjectFactory
+from tests.formats.helpers import DATA, import_items, import_labels, snapshot, stored_labels
+
+pytestmark = pytest.mark.django_db
+
+
+def _by_prompt(project: Project) -> dict[str, Item]:
+    return {item.prompt: item for item in Item.objects.filter(project=project).prefetch_related("responses")}
+
+
+def _chosen_position(item: Item, chosen: str) -> int:
+    return next(r.position for r in item.responses.all() if r.text == chosen)
+
+
+def test_jsonl_items_keep_chosen_as_gold_and_ratings_become_labels():
+    project = ProjectFactory(mode=Project.Mode.BINARY)
+
+    items = import_items(project, "hf", "hf_preferences.jsonl")
+    labels = import_labels(project, "hf", "hf_preferences.jsonl")
+
+    assert items.created == 3
+    stored = _by_prompt(project)
+    spider = stored["How many legs does a spider have?"]
+    assert spider.gold_position == _chosen_position(spider, "Eight.")
+    assert spider.metadata == {"chosen_rating": 5.0, "rejected_rating": 1.0, "source": "hf"}
+    http = stored["What does HTTP 404 mean?"]
+    assert http.gold_position == _chosen_position(http, "The server found no resource at that URL.")
+    assert labels.created == 3
+    assert stored_labels(project) == {
+        (spider.external_id, "hf-dataset"): spider.gold_position,
+        (stored["Suggest a name for a grey cat."].external_id, "hf-dataset"): TIE,  # equal ratings
+        (http.external_id, "hf-dataset"): http.gold_position,
+    }
+
+
+def test_parquet_gives_the_same_items_and_labels(tmp_path):
+    rows = Dataset.from_json(str(DATA / "hf_preferences.jsonl"))
+    parquet = tmp_path / "prefs.parquet"
+    rows.to_parquet(str(parquet))
+    from_parquet = ProjectFactory(mode=Project.Mode.BINARY)
+    from_jsonl = ProjectFactory(mode=Project.Mode.BINARY)
+
+    with parquet.open("rb") as handle:
+        items_import_formatted(project=from_parquet, fmt="hf", handle=handle)
+    with parquet.open("rb") as handle:
+        labels_import_formatted(project=from_parquet, fmt="hf", handle=handle)
+    import_items(from_jsonl, "hf", "hf_preferences.jsonl")
+    import_labels(from_jsonl, "hf", "hf_preferences.jsonl")
+
+    assert len(stored_labels(from_parquet)) == 3
+    assert stored_labels(from_parquet) == stored_labels(from_jsonl)
+    assert {i.external_id: i.gold_position for i in from_parquet.items.all()} == {
+        i.external_id: i.gold_position for i in from_jsonl.items.all()
+    }
+
+
+def test_bad_rows_are_named_and_nothing_changes():
+    project = ProjectFactory(mode=Project.Mode.BINARY)
+
+    with pytest.raises(ImportRejected) as rejected:
+        import_items(project, "hf", "hf_bad.jsonl")
+    assert [str(e) for e in rejected.value.errors] == [
+        "line 2: Hugging Face dataset row has no 'rejected' (TRL columns are required)"
+    ]
+    assert snapshot(project) == (0, 0)
+
+    import_items(project, "hf", "hf_preferences.jsonl")
+    with pytest.raises(ImportRejected) as labels_rejected:
+        import_labels(project, "hf", "hf_bad.jsonl")
+    assert [str(e) for e in labels_rejected.value.errors] == [
+        "line 2: Hugging Face dataset row has no 'rejected' (TRL columns are required)",
+        "line 3: Hugging Face dataset rejected_rating must be a number, not 'high'",
+    ]
+    assert snapshot(project) == (3, 0)
+
+
+def test_ratings_refuse_a_likert_project():
+    project = ProjectFactory(mode=Project.Mode.LIKERT)
+    import_items(project, "hf", "hf_preferences.jsonl")
+
+    with pytest.raises(ImportRejected) as rejected:
+        import_labels(project, "hf", "hf_preferences.jsonl")
+
+    assert rejected.value.errors[0].message == (
+        "Hugging Face dataset gives ratings of each response: import it into a binary project (this project is likert)"
+    )
