@@ -22,7 +22,6 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from annotation import judgment
@@ -280,15 +279,18 @@ def participant_claim_next(*, participant: Participant) -> Assignment | None:
     if link.items_per_participant is not None and record.finished >= link.items_per_participant:
         _finish(participant=participant, status=Participant.Status.COMPLETED)
         return None
+    check_ids = list(attention_items(link=link).order_by("queue_key", "pk").values_list("pk", flat=True))
     others_done = record.finished - record.attention_seen
-    if others_done >= link.attention_every * (record.attention_seen + 1):
-        finished = Assignment.objects.filter(
-            annotator=user, status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED]
-        ).values("item_id")
-        check = attention_items(link=link).filter(~Q(pk__in=finished)).order_by("queue_key", "pk").first()
-        if check is not None:
-            return _claim_check(project=project, item=check, annotator=user)
-    assignment = assignment_claim_next(project=project, annotator=user)
+    if check_ids and others_done >= link.attention_every * (record.attention_seen + 1):
+        finished = set(
+            Assignment.objects.filter(
+                annotator=user, item_id__in=check_ids, status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED]
+            ).values_list("item_id", flat=True)
+        )
+        due = next((pk for pk in check_ids if pk not in finished), None)
+        if due is not None:
+            return _claim_check(project=project, item=Item.objects.get(pk=due), annotator=user)
+    assignment = assignment_claim_next(project=project, annotator=user, exclude_item_ids=check_ids)
     if assignment is None:
         _finish(participant=participant, status=Participant.Status.COMPLETED)
     return assignment
