@@ -74,7 +74,7 @@ class ParticipantRecord:
     attention_passed: int = 0
     attention_failed: int = 0
     total_time_ms: int = 0
-    median_time_ms: float | None = None
+    median_time_ms: int | None = None  # whole milliseconds, rounded half to even
 
     @property
     def finished(self) -> int:
@@ -128,7 +128,7 @@ def participant_records(*, link: StudyLink, participants: Iterable[Participant])
                 record.attention_failed += 1
     for user_id, spent_list in times.items():
         records[user_id].total_time_ms = sum(spent_list)
-        records[user_id].median_time_ms = statistics.median(spent_list) if spent_list else None
+        records[user_id].median_time_ms = round(statistics.median(spent_list)) if spent_list else None
     return records
 
 

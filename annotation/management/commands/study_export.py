@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ class Command(BaseCommand):
         output: Path | None = options["output"]
         if output is None:
             for line in lines:
-                sys.stdout.write(line)
+                self.stdout.write(line, ending="")
             return
         with output.open("w", encoding="utf-8", newline="") as handle:
             handle.writelines(lines)
