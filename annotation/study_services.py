@@ -19,7 +19,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -78,7 +78,7 @@ def _code(raw: Any, *, field: str, errors: dict[str, str]) -> str:
 def study_link_create(
     *,
     project: Project,
-    created_by: AbstractBaseUser | None,
+    created_by: AbstractBaseUser | AnonymousUser | None,
     name: str,
     completion_code: str = "",
     screened_out_code: str = "",
@@ -139,7 +139,7 @@ def study_link_create(
         attention_from_metadata=bool(attention_from_metadata),
         attention_every=every or 5,
         attention_max_failures=failures or 0,
-        created_by=created_by,
+        created_by_id=created_by.pk if created_by is not None and created_by.is_authenticated else None,
     )
 
 

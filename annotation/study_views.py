@@ -153,15 +153,15 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
             return redirect("study_links", project_id=project.pk)
         except ValidationError as error:
             errors, status = _messages(error), 422
-    links = list(links)
-    counts = study_link_counts(links=links)
+    listed = list(links)
+    counts = study_link_counts(links=listed)
     rows = [
         {
             "link": link,
             "url": request.build_absolute_uri(reverse("study_enter", kwargs={"token": link.token})) + PROLIFIC_QUERY,
             "counts": counts.get(link.pk, {}),
         }
-        for link in links
+        for link in listed
     ]
     context = {"project": project, "rows": rows, "errors": errors, "posted": request.POST}
     return render(request, "study/links.html", context, status=status)
