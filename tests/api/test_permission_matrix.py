@@ -93,6 +93,13 @@ ENDPOINTS = [
     Endpoint("export dpo", "get", "/api/projects/{project}/export/?format=dpo", 200, 404),
     Endpoint("export annotations", "get", "/api/projects/{project}/export/?format=annotations", 200, 404),
     Endpoint("export job", "post", "/api/projects/{project}/export/?format=soft", 202, 404),
+    Endpoint("study link list", "get", "/api/projects/{project}/study-links/", 200, 404),
+    Endpoint("study link create", "post", "/api/projects/{project}/study-links/", 201, 404, body={"name": "Wave"}),
+    Endpoint("study link detail", "get", "/api/projects/{project}/study-links/{link}/", 200, 404),
+    Endpoint(
+        "study link close", "patch", "/api/projects/{project}/study-links/{link}/", 200, 404, body={"active": False}
+    ),
+    Endpoint("study participants", "get", "/api/projects/{project}/study-links/{link}/participants/", 200, 404),
 ]
 
 
@@ -114,8 +121,12 @@ def world(labelled_project, lead, annotator, annotator2, other_project, settings
     job = Job.objects.create(
         project=project, kind=Job.Kind.EXPORT, status=Job.Status.DONE, result={"file": path, "filename": "x.jsonl"}
     )
+    from annotation.study_services import study_link_create
+
+    link = study_link_create(project=project, created_by=lead, name="Matrix")
     return {
         "project": project.pk,
+        "link": link.pk,
         "item": item.pk,
         "blind_item": blind_item.pk,
         "unlabelled": unlabelled.pk,
