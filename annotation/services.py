@@ -222,14 +222,17 @@ def _new_assignment(*, project: Project, item: Item, annotator: AbstractBaseUser
 
 
 @transaction.atomic
-def assignment_claim_next(*, project: Project, annotator: AbstractBaseUser) -> Assignment | None:
+def assignment_claim_next(
+    *, project: Project, annotator: AbstractBaseUser, exclude_item_ids: Sequence[int] = ()
+) -> Assignment | None:
     """Claim the next item for this annotator, or None when nothing is left for them.
 
     The order: the annotator's own live claim first (a reload shows the same item); then items with the fewest
     saved labels first (every item gets its first label before any gets its last), and within that, the project's
     seeded queue key rotated by a per-annotator offset, so each annotator walks the items in their own reproducible
     random order. Each step is an index range scan on (project, annotation_count, queue_key) that stops at the
-    first fit: the work per request does not grow with the project.
+    first fit: the work per request does not grow with the project. ``exclude_item_ids`` are never picked here
+    (a study's attention checks, which it serves on its own schedule).
     """
     check_annotator(project=project, annotator=annotator)
     if project.phase == Project.Phase.CLOSED:
@@ -261,6 +264,7 @@ def assignment_claim_next(*, project: Project, annotator: AbstractBaseUser) -> A
             candidates = (
                 Item.objects.filter(half, project=project, annotation_count=count)
                 .filter(~Exists(finished))
+                .exclude(pk__in=exclude_item_ids)
                 .alias(claims=_active_claims_by_others(annotator_id=int(annotator.pk), now=now))
                 .filter(claims__lt=project.overlap - count)
                 .order_by("queue_key")

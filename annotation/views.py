@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from annotation import selectors, services
+from annotation import selectors, services, study_views
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
 from projects.models import Item, Project
@@ -93,6 +93,12 @@ def _render_done(request: AnnotatorRequest, *, project: Project, notice: str = "
 
 
 def _next(request: AnnotatorRequest, project: Project, notice: str = "") -> HttpResponse:
+    # A study participant's queue follows their link (quota, attention checks) and ends on the code page.
+    step = study_views.participant_step(request, project)
+    if isinstance(step, HttpResponse):
+        return step
+    if step is not None:
+        return _render_item(request, project=project, item=step.item, assignment=step, notice=notice)
     assignment = services.assignment_claim_next(project=project, annotator=request.user)
     if assignment is None:
         return _render_done(request, project=project, notice=notice)

@@ -17,9 +17,11 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("projects.api_urls")),
     path("api/", include("annotation.api_urls")),
+    path("api/", include("annotation.study_api_urls")),
     path("api/", include("aggregation.api_urls")),
     path("", include("projects.urls")),
     path("", include("annotation.urls")),
+    path("", include("annotation.study_urls")),
     path("", include("aggregation.urls")),
     path("", include("aggregation.suggestion_urls")),
 ]

@@ -9,11 +9,14 @@ is walked the same way and must show it, so the search itself is proven to work.
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Annotation, SuggestionExposure
-from projects.models import Item, Project
+from annotation.study_services import study_link_create
+from projects.models import Item, Participant, Project
 from tests.annotation.conftest import ifs_form, item_url, next_url
+from tests.annotation.study_helpers import enter_url
 from tests.factories import SuggestionFactory
 
 # Words only the suggestion panel uses; none of them may appear on a blind item's pages.
@@ -117,3 +120,29 @@ def test_blind_items_stay_blind_when_the_project_changes_display(project, annota
     item = blind_items[0]
     page = annotator_client.get(item_url(project, item)).content.decode()
     assert markers[item.pk] not in page
+
+
+def test_a_study_participant_sees_nothing_of_blind_items_either(project, lead, marked):
+    """A crowd participant is an annotator like any other: the same walk, from arrival by link to the end page."""
+    blind_items, shown_items, markers = marked
+    link = study_link_create(project=project, created_by=lead, name="Crowd")
+    client = Client()
+    arrival = client.get(enter_url(link, "pid-blind"), follow=True)
+    assert arrival.status_code == 200
+    participant = Participant.objects.get(external_id="pid-blind")
+    for item in blind_items:
+        bodies, accept = _walk(client, project, item)
+        bodies.append(("arrival", arrival.status_code, arrival.content.decode()))
+        assert accept.status_code == 404
+        for what, status, text in bodies:
+            assert status < 500, what
+            assert markers[item.pk] not in text, f"marker of blind item leaked to a participant in {what}"
+    assert not SuggestionExposure.objects.filter(item__in=blind_items, annotator=participant.user).exists()
+    assert not Annotation.objects.filter(item__in=blind_items, annotator=participant.user, suggestion_shown=True)
+
+    shown = shown_items[0]
+    bodies, _ = _walk(client, project, shown)
+    assert "page" in [what for what, _, text in bodies if markers[shown.pk] in text], "the search itself works"
+    end = client.get(reverse("study_end", kwargs={"token": link.token}), follow=True).content.decode()
+    for item in blind_items:
+        assert markers[item.pk] not in end

@@ -20,6 +20,8 @@ def test_schema_lists_the_endpoints(db):
         "/api/projects/{project_id}/labels/import/",
         "/api/projects/{project_id}/stats/",
         "/api/projects/{project_id}/export/",
+        "/api/projects/{project_id}/study-links/",
+        "/api/projects/{project_id}/study-links/{link_id}/participants/",
     ):
         assert path in paths, path
 

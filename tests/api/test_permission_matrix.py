@@ -97,6 +97,13 @@ ENDPOINTS = [
     Endpoint("handoff", "post", "/api/projects/{project}/handoff/", 400, 404, body={}),
     Endpoint("handoff undo", "delete", "/api/projects/{project}/handoff/", 400, 404),
     Endpoint("suggestion generation", "post", "/api/projects/{project}/suggestions/generate/", 400, 404, body={}),
+    Endpoint("study link list", "get", "/api/projects/{project}/study-links/", 200, 404),
+    Endpoint("study link create", "post", "/api/projects/{project}/study-links/", 201, 404, body={"name": "Wave"}),
+    Endpoint("study link detail", "get", "/api/projects/{project}/study-links/{link}/", 200, 404),
+    Endpoint(
+        "study link close", "patch", "/api/projects/{project}/study-links/{link}/", 200, 404, body={"active": False}
+    ),
+    Endpoint("study participants", "get", "/api/projects/{project}/study-links/{link}/participants/", 200, 404),
 ]
 
 
@@ -118,8 +125,12 @@ def world(labelled_project, lead, annotator, annotator2, other_project, settings
     job = Job.objects.create(
         project=project, kind=Job.Kind.EXPORT, status=Job.Status.DONE, result={"file": path, "filename": "x.jsonl"}
     )
+    from annotation.study_services import study_link_create
+
+    link = study_link_create(project=project, created_by=lead, name="Matrix")
     return {
         "project": project.pk,
+        "link": link.pk,
         "item": item.pk,
         "blind_item": blind_item.pk,
         "unlabelled": unlabelled.pk,

@@ -1,0 +1,205 @@
+"""Reads for study links and their participants: the link behind a token, attention checks, per-participant records.
+
+A study link is reached by its token alone (the token is the credential, as on crowd platforms); everything a lead
+reads about links and participants goes through ``project_get_for_lead``, so outsiders and annotators get 404.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count, Q, QuerySet
+from django.http import Http404
+
+from annotation.models import Annotation, Assignment
+from annotation.selectors import annotation_payload_preferred
+from projects.models import Item, Participant, Project, StudyLink
+from projects.selectors import project_get_for_lead
+
+AnyUser = AbstractBaseUser | AnonymousUser
+
+# The browser session remembers which participant it belongs to; a second participant id is refused.
+PARTICIPANT_SESSION_KEY = "study_participant_id"
+
+
+def study_link_get_by_token(*, token: str) -> StudyLink:
+    link = StudyLink.objects.filter(token=token).select_related("project").first()
+    if link is None:
+        raise Http404("No such study link.")
+    return link
+
+
+def study_link_list_for_lead(*, user: AnyUser, project_id: int) -> tuple[Project, QuerySet[StudyLink]]:
+    project = project_get_for_lead(user=user, project_id=project_id)
+    return project, StudyLink.objects.filter(project=project).order_by("-created_at", "-id")
+
+
+def study_link_get_for_lead(*, user: AnyUser, project_id: int, link_id: int) -> StudyLink:
+    project = project_get_for_lead(user=user, project_id=project_id)
+    link = StudyLink.objects.filter(pk=link_id, project=project).select_related("project").first()
+    if link is None:
+        raise Http404("No such study link.")
+    return link
+
+
+def participant_for_session(*, session_participant_id: Any, user: AnyUser) -> Participant | None:
+    """The participant this browser session entered as, if the logged-in user is still that participant."""
+    if session_participant_id is None or not user.is_authenticated:
+        return None
+    return (
+        Participant.objects.filter(pk=session_participant_id, user_id=user.pk)
+        .select_related("link", "link__project", "user")
+        .first()
+    )
+
+
+def attention_items(*, link: StudyLink) -> QuerySet[Item]:
+    """The link's attention checks: items with gold named by external id, or marked in their metadata if asked."""
+    marked = Q(external_id__in=[str(i) for i in link.attention_item_ids])
+    if link.attention_from_metadata:
+        marked |= Q(metadata__attention_check=True)
+    return Item.objects.filter(marked, project_id=link.project_id, gold_position__isnull=False)
+
+
+@dataclass
+class ParticipantRecord:
+    """What a participant did, in the figures a platform pays and screens on."""
+
+    labelled: int = 0
+    skipped: int = 0
+    attention_passed: int = 0
+    attention_failed: int = 0
+    total_time_ms: int = 0
+    median_time_ms: int | None = None  # whole milliseconds, rounded half to even
+
+    @property
+    def finished(self) -> int:
+        return self.labelled + self.skipped
+
+    @property
+    def attention_seen(self) -> int:
+        return self.attention_passed + self.attention_failed
+
+
+def participant_records(*, link: StudyLink, participants: Iterable[Participant]) -> dict[int, ParticipantRecord]:
+    """ParticipantRecord per participant user id, in a few queries plus one per attention-check label.
+
+    An attention check counts as failed when its saved label prefers another response than gold (a tie is a
+    preference too), or when it was skipped: a skip would otherwise be a free way past the screen. Time is the
+    annotation's own time on the page (summed over its revisions), per labelled item.
+    """
+    user_ids = [p.user_id for p in participants]
+    records = {user_id: ParticipantRecord() for user_id in user_ids}
+    if not user_ids:
+        return records
+    project = link.project
+    checks = dict(attention_items(link=link).values_list("pk", "gold_position"))
+    times: dict[int, list[int]] = {user_id: [] for user_id in user_ids}
+    for annotator_id, item_id, status in Assignment.objects.filter(
+        project=project,
+        annotator_id__in=user_ids,
+        status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED],
+    ).values_list("annotator_id", "item_id", "status"):
+        record = records[annotator_id]
+        if status == Assignment.Status.SKIPPED:
+            record.skipped += 1
+            if item_id in checks:
+                record.attention_failed += 1
+    for annotator_id, spent in Annotation.objects.filter(project=project, annotator_id__in=user_ids).values_list(
+        "annotator_id", "time_spent_ms"
+    ):
+        records[annotator_id].labelled += 1
+        times[annotator_id].append(spent)
+    if checks:
+        criteria = list(project.criteria.all())
+        for annotation in Annotation.objects.filter(
+            project=project, annotator_id__in=user_ids, item_id__in=list(checks)
+        ).prefetch_related("values"):
+            # The one rule for "which response does this judgment prefer", whatever the mode.
+            preferred = annotation_payload_preferred(project=project, annotation=annotation, criteria=criteria)
+            record = records[annotation.annotator_id]
+            if preferred == checks[annotation.item_id]:
+                record.attention_passed += 1
+            else:
+                record.attention_failed += 1
+    for user_id, spent_list in times.items():
+        records[user_id].total_time_ms = sum(spent_list)
+        records[user_id].median_time_ms = round(statistics.median(spent_list)) if spent_list else None
+    return records
+
+
+def participant_record(*, participant: Participant) -> ParticipantRecord:
+    return participant_records(link=participant.link, participants=[participant])[participant.user_id]
+
+
+EXPORT_FIELDS = (
+    "participant_id",
+    "study_id",
+    "session_id",
+    "status",
+    "started_at",
+    "finished_at",
+    "items_labelled",
+    "skips",
+    "total_time_ms",
+    "median_time_ms",
+    "attention_checks_passed",
+    "attention_checks_failed",
+    "completion_code_shown",
+    "code_shown",
+)
+
+
+def participant_export_rows(*, link: StudyLink, batch_size: int = 500) -> Iterator[dict[str, Any]]:
+    """One row per participant of ``link`` (the caller reached it through ``study_link_get_for_lead``).
+
+    ``completion_code_shown`` is true only for a completed participant whose end page showed the completion code;
+    ``code_shown`` names which code was shown (the completion or the screened-out code), empty if none.
+    """
+    participants = Participant.objects.filter(link=link).order_by("pk")
+    last_pk = 0
+    while True:
+        batch = list(participants.filter(pk__gt=last_pk)[:batch_size])
+        if not batch:
+            return
+        records = participant_records(link=link, participants=batch)
+        for participant in batch:
+            record = records[participant.user_id]
+            shown = ""
+            if participant.code_shown_at is not None:
+                if participant.status == Participant.Status.COMPLETED:
+                    shown = link.completion_code
+                elif participant.status == Participant.Status.SCREENED_OUT:
+                    shown = link.screened_out_code
+            yield {
+                "participant_id": participant.external_id,
+                "study_id": participant.study_id,
+                "session_id": participant.session_id,
+                "status": participant.status,
+                "started_at": participant.started_at.isoformat(),
+                "finished_at": participant.finished_at.isoformat() if participant.finished_at else None,
+                "items_labelled": record.labelled,
+                "skips": record.skipped,
+                "total_time_ms": record.total_time_ms,
+                "median_time_ms": record.median_time_ms,
+                "attention_checks_passed": record.attention_passed,
+                "attention_checks_failed": record.attention_failed,
+                "completion_code_shown": bool(shown) and participant.status == Participant.Status.COMPLETED,
+                "code_shown": shown,
+            }
+        last_pk = batch[-1].pk
+
+
+def study_link_counts(*, links: Iterable[StudyLink]) -> dict[int, dict[str, int]]:
+    """Participants per link and status, for the lead's list (one query)."""
+    counts: dict[int, dict[str, int]] = {}
+    rows = Participant.objects.filter(link__in=list(links)).values("link_id", "status").annotate(n=Count("pk"))
+    for row in rows:
+        entry = counts.setdefault(row["link_id"], {"total": 0})
+        entry["total"] += row["n"]
+        entry[row["status"]] = row["n"]
+    return counts
