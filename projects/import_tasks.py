@@ -184,7 +184,12 @@ def import_labels_job_run(*, job_id: int) -> None:
             skip_invalid=bool(job.options.get("skip_invalid", False)),
             progress=progress,
         )
-        return {"created": result.created, "skipped": result.skipped, "errors": _row_errors(result.errors)}
+        return {
+            "created": result.created,
+            "revisions": result.revisions,
+            "skipped": result.skipped,
+            "errors": _row_errors(result.errors),
+        }
 
     _run(job_id, run_import)
 
