@@ -197,3 +197,15 @@ def test_api_and_command_take_the_ties_option(binary_project, lead, tmp_path):
     assert bad.status_code == 400
     assert "ties" in bad.json()["errors"]
     assert [json.loads(line) for line in output.read_text().splitlines()] == streamed
+
+
+def test_whole_project_writes_on_postgresql_store_the_same_vote_figures(binary_project, monkeypatch):
+    project, items = binary_project
+    stored = list(ItemAggregate.objects.order_by("item_id").values_list("vote_tie", "agreement"))
+    ItemAggregate.objects.filter(project=project).delete()
+    monkeypatch.setattr(services, "COPY_THRESHOLD", 1)  # the COPY-and-merge writer, on PostgreSQL
+
+    services.item_aggregates_recompute(project_id=project.pk)
+
+    assert list(ItemAggregate.objects.order_by("item_id").values_list("vote_tie", "agreement")) == stored
+    assert [tie for tie, _ in stored] == [False, True]
