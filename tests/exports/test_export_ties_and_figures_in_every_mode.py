@@ -200,7 +200,7 @@ def test_api_and_command_take_the_ties_option(binary_project, lead, tmp_path):
 
 
 def test_whole_project_writes_on_postgresql_store_the_same_vote_figures(binary_project, monkeypatch):
-    project, items = binary_project
+    project, _ = binary_project
     stored = list(ItemAggregate.objects.order_by("item_id").values_list("vote_tie", "agreement"))
     ItemAggregate.objects.filter(project=project).delete()
     monkeypatch.setattr(services, "COPY_THRESHOLD", 1)  # the COPY-and-merge writer, on PostgreSQL
