@@ -11,6 +11,8 @@ Formats (one JSON object a line):
 - ``soft``: every unordered pair of responses (position order) with the soft label p(a ≻ b) = 0.5 + (S_a − S_b)/4.
 - ``ifs``: one line per item with the aggregated (μ, ν, π, S) of every response per operator and criterion
   (criterion ``overall`` is the criterion-weighted combination).
+- ``annotations``: one line per raw label: values, binary choice or Likert value, blind/shown flags, the suggestion
+  exposures of that annotator for that item, the response order they saw and the time spent.
 
 Binary and Likert items have no IFS values: their scores are the pseudo-scores S₀ = s̄, S₁ = −s̄ of the mean signed
 preference (see aggregation.services), so p and margin read the same in every mode; their hesitation is null.
@@ -20,8 +22,6 @@ items, when the unweighted votes split evenly (``vote_tie``: weights alone would
 says what to do with them: ``exclude`` leaves them out (the default for ``dpo``, whose rows claim that one response
 is better), ``mark`` keeps them with ``"tie": true`` (the default for ``soft`` and ``ifs``, whose p ≈ 0.5 already
 says "no preference"). ``min_margin`` filters on the margin whatever ``ties`` says.
-- ``annotations``: one line per raw label: values, binary choice or Likert value, blind/shown flags, the suggestion
-  exposures of that annotator for that item, the response order they saw and the time spent.
 
 Only items with an ItemAggregate appear in ``dpo``, ``soft`` and ``ifs``: an item nobody labelled (and not handed
 off) has nothing to export. Access is checked by the caller (the API lets only leads in; the command is an operator's).
