@@ -403,6 +403,18 @@ def pairwise_agreement(
     return _estimate_from_unit_stats(stats, _ratio_from_sums, n_pairs, n_boot, seed, level)
 
 
+def pairwise_agreement_per_unit(labels: ArrayLike, mask: ArrayLike | None = None) -> FloatArray:
+    """Per unit (item), the share of unordered pairs of its coders that gave the same label, a tie being a label
+    of its own; NaN where a unit has fewer than two labels. The per-item counterpart of :func:`pairwise_agreement`
+    (with ties), for labels without an IFS distance (binary choices, signs of Likert preferences)."""
+    counts, _ = _category_counts(labels, mask)
+    m = counts.sum(axis=1)
+    pairs = m * (m - 1.0) / 2.0
+    agreeing = (counts * (counts - 1.0) / 2.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.where(pairs > 0, agreeing / pairs, np.nan), dtype=np.float64)
+
+
 def cross_mode_agreement(
     signed: ArrayLike,
     mask: ArrayLike | None = None,
@@ -472,6 +484,7 @@ __all__ = [
     "krippendorff_alpha_interval",
     "krippendorff_alpha_nominal",
     "pairwise_agreement",
+    "pairwise_agreement_per_unit",
     "percentile_interval",
     "preference_sign",
     "resample_counts",

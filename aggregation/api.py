@@ -21,7 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from aggregation.export import FORMATS, PAIRS, ExportOptions, export_filename, export_lines
+from aggregation.export import FORMATS, PAIRS, TIES, ExportOptions, export_filename, export_lines
 from aggregation.export_tasks import export_job_start
 from aggregation.handoff import handoff_apply, handoff_undo
 from aggregation.models import AnnotatorAggregate, HandoffDecision, ItemAggregate, ProjectAggregate, Provenance
@@ -218,9 +218,11 @@ class ExportQuerySerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS, default="dpo")
     min_annotators = serializers.IntegerField(required=False, min_value=0)
     max_hesitation = serializers.FloatField(required=False, min_value=0, max_value=1)
+    min_agreement = serializers.FloatField(required=False, min_value=0, max_value=1)
     min_margin = serializers.FloatField(required=False, min_value=0, max_value=2)
     provenance = serializers.ChoiceField(choices=Provenance.values, required=False)
     pairs = serializers.ChoiceField(choices=PAIRS, default="best_worst")
+    ties = serializers.ChoiceField(choices=TIES, required=False)
 
     def options(self) -> ExportOptions:
         return ExportOptions(**self.validated_data)
@@ -229,10 +231,18 @@ class ExportQuerySerializer(serializers.Serializer):
 EXPORT_PARAMETERS = [
     OpenApiParameter("format", str, enum=FORMATS, description="dpo (default), soft, ifs or annotations."),
     OpenApiParameter("min_annotators", int),
-    OpenApiParameter("max_hesitation", float),
-    OpenApiParameter("min_margin", float, description="|S_chosen − S_rejected|; default: the project's tie tolerance"),
+    OpenApiParameter("max_hesitation", float, description="IFS only: binary and Likert items have no hesitation."),
+    OpenApiParameter("min_agreement", float, description="Item agreement among annotators; every mode has one."),
+    OpenApiParameter("min_margin", float, description="Leave out pairs with |S_chosen − S_rejected| below this."),
     OpenApiParameter("provenance", str, enum=Provenance.values),
     OpenApiParameter("pairs", str, enum=PAIRS, description="Items with more than two responses."),
+    OpenApiParameter(
+        "ties",
+        str,
+        enum=TIES,
+        description="Pairs within the tie tolerance, or whose votes split evenly: left out (default for dpo) or "
+        'kept with "tie": true (default for soft and ifs).',
+    ),
 ]
 
 

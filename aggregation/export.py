@@ -6,14 +6,22 @@ on the page size, never on the project size.
 
 Formats (one JSON object a line):
 - ``dpo``: TRL's ``prompt``, ``chosen``, ``rejected`` plus ``p_chosen``, ``margin``, ``hesitation``, ``agreement``,
-  ``n_annotators``, ``provenance`` and ``id``. Items with more than two responses give all pairs or only best against
-  worst (``pairs``). Pairs whose scores differ by less than the project's tie tolerance are ties and carry no
-  preference, so they are left out unless ``min_margin`` is given explicitly (then it alone decides).
+  ``n_annotators``, ``provenance``, ``tie`` and ``id``. Items with more than two responses give all pairs or only best
+  against worst (``pairs``).
 - ``soft``: every unordered pair of responses (position order) with the soft label p(a ≻ b) = 0.5 + (S_a − S_b)/4.
 - ``ifs``: one line per item with the aggregated (μ, ν, π, S) of every response per operator and criterion
   (criterion ``overall`` is the criterion-weighted combination).
 - ``annotations``: one line per raw label: values, binary choice or Likert value, blind/shown flags, the suggestion
   exposures of that annotator for that item, the response order they saw and the time spent.
+
+Binary and Likert items have no IFS values: their scores are the pseudo-scores S₀ = s̄, S₁ = −s̄ of the mean signed
+preference (see aggregation.services), so p and margin read the same in every mode; their hesitation is null.
+
+Ties. A pair is a tie when its scores differ by less than the project's tie tolerance, and, for binary and Likert
+items, when the unweighted votes split evenly (``vote_tie``: weights alone would otherwise pick a winner). ``ties``
+says what to do with them: ``exclude`` leaves them out (the default for ``dpo``, whose rows claim that one response
+is better), ``mark`` keeps them with ``"tie": true`` (the default for ``soft`` and ``ifs``, whose p ≈ 0.5 already
+says "no preference"). ``min_margin`` filters on the margin whatever ``ties`` says.
 
 Only items with an ItemAggregate appear in ``dpo``, ``soft`` and ``ifs``: an item nobody labelled (and not handed
 off) has nothing to export. Access is checked by the caller (the API lets only leads in; the command is an operator's).
@@ -26,18 +34,22 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import QuerySet
 
+from aggregation.ifs import TOLERANCE_SLACK
 from aggregation.models import ItemAggregate, Provenance, ResponseAggregate
 from annotation.models import Annotation, JudgmentValue, SuggestionExposure
-from projects.models import Criterion, Item, Project, Response
+from projects.models import TIE, Criterion, Item, Project, Response
 
 FORMATS = ("dpo", "soft", "ifs", "annotations")
 PAIRS = ("all", "best_worst")
+TIES = ("exclude", "mark")
+#: What ``ties`` means when not given: a DPO row says "chosen is better", which a tie is not.
+DEFAULT_TIES = {"dpo": "exclude", "soft": "mark", "ifs": "mark", "annotations": "mark"}
 DEFAULT_CHUNK_SIZE = 2000
 OVERALL = "overall"
 
@@ -47,9 +59,15 @@ class ExportOptions:
     format: str = "dpo"
     min_annotators: int | None = None
     max_hesitation: float | None = None
+    min_agreement: float | None = None
     min_margin: float | None = None
     provenance: str | None = None
     pairs: str = "best_worst"
+    ties: str | None = None  # None: DEFAULT_TIES of the format
+
+    @property
+    def ties_excluded(self) -> bool:
+        return (self.ties or DEFAULT_TIES.get(self.format, "mark")) == "exclude"
 
 
 def check_export_options(options: ExportOptions) -> None:
@@ -59,12 +77,16 @@ def check_export_options(options: ExportOptions) -> None:
         errors["format"] = f"Expected one of {', '.join(FORMATS)}."
     if options.pairs not in PAIRS:
         errors["pairs"] = f"Expected one of {', '.join(PAIRS)}."
+    if options.ties is not None and options.ties not in TIES:
+        errors["ties"] = f"Expected one of {', '.join(TIES)}."
     if options.provenance is not None and options.provenance not in Provenance.values:
         errors["provenance"] = f"Expected one of {', '.join(Provenance.values)}."
     if options.min_annotators is not None and options.min_annotators < 0:
         errors["min_annotators"] = "Expected a whole number ≥ 0."
     if options.max_hesitation is not None and not 0 <= options.max_hesitation <= 1:
         errors["max_hesitation"] = "Expected a number from 0 to 1."
+    if options.min_agreement is not None and not 0 <= options.min_agreement <= 1:
+        errors["min_agreement"] = "Expected a number from 0 to 1."
     if options.min_margin is not None and not 0 <= options.min_margin <= 2:
         errors["min_margin"] = "Expected a number from 0 to 2."
     if errors:
@@ -97,7 +119,10 @@ def _aggregate_rows(project: Project, options: ExportOptions) -> QuerySet[ItemAg
     if options.min_annotators is not None:
         rows = rows.filter(n_annotators__gte=options.min_annotators)
     if options.max_hesitation is not None:
+        # Binary and Likert items have no hesitation (null), so this filter leaves them out.
         rows = rows.filter(hesitation__lte=options.max_hesitation)
+    if options.min_agreement is not None:
+        rows = rows.filter(agreement__gte=options.min_agreement)
     if options.provenance is not None:
         rows = rows.filter(provenance=options.provenance)
     return rows
@@ -113,12 +138,29 @@ _AGGREGATE_FIELDS = (
     "hesitation",
     "agreement",
     "n_annotators",
+    "signed_preference",
+    "vote_tie",
 )
 
 
-def _aggregate_pages(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[list[tuple[Any, ...]]]:
-    """Keyset pages of item aggregates, ordered by item id: (item_id, external_id, prompt, provenance, best, worst,
-    p_best, margin, hesitation, agreement, n_annotators).
+class _Aggregate(NamedTuple):
+    item_id: int
+    external_id: str
+    prompt: str
+    provenance: str
+    best: int | None
+    worst: int | None
+    p_best: float | None
+    margin: float | None
+    hesitation: float | None
+    agreement: float | None
+    n_annotators: int
+    signed_preference: float | None
+    vote_tie: bool
+
+
+def _aggregate_pages(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[list[_Aggregate]]:
+    """Keyset pages of item aggregates with their item's texts, ordered by item id.
 
     The item's texts come in a second query by primary key: joined into the keyset query, the planner may walk the
     items from the start of the table for every page, which makes the whole export quadratic.
@@ -135,7 +177,7 @@ def _aggregate_pages(project: Project, options: ExportOptions, chunk_size: int) 
                 "id", "external_id", "prompt"
             )
         }
-        yield [(row[0], *texts[row[0]], *row[1:]) for row in page]
+        yield [_Aggregate(row[0], *texts[row[0]], *row[1:]) for row in page]
         last = page[-1][0]
 
 
@@ -149,8 +191,13 @@ class _ResponseScore:
     hesitation: float | None = None
 
 
-def _responses_for(item_ids: list[int], operator: str) -> dict[int, dict[int, _ResponseScore]]:
-    """Per item, per stored position: text, model and the overall aggregated (μ, ν) under ``operator``."""
+def _responses_for(page: list[_Aggregate], operator: str) -> dict[int, dict[int, _ResponseScore]]:
+    """Per item, per stored position: text, model and the score S of the overall aggregate under ``operator``.
+
+    Items without response aggregates (binary, Likert) get the pseudo-scores S₀ = s̄, S₁ = −s̄ when they have two
+    responses, with no hesitation.
+    """
+    item_ids = [row.item_id for row in page]
     by_item: dict[int, dict[int, _ResponseScore]] = defaultdict(dict)
     by_id: dict[int, _ResponseScore] = {}
     texts = _among(Response.objects.all(), "item_id", item_ids).values_list(
@@ -165,6 +212,12 @@ def _responses_for(item_ids: list[int], operator: str) -> dict[int, dict[int, _R
         scored = by_id.get(response_id)
         if scored is not None:
             scored.score, scored.hesitation = mu - nu, 1.0 - mu - nu
+    for row in page:
+        responses = by_item.get(row.item_id, {})
+        if row.signed_preference is None or sorted(responses) != [0, 1]:
+            continue
+        if all(r.score is None for r in responses.values()):
+            responses[0].score, responses[1].score = row.signed_preference, -row.signed_preference
     return by_item
 
 
@@ -188,11 +241,13 @@ def _scored_pair(a: _ResponseScore, b: _ResponseScore) -> _Pair | None:
     return _Pair(chosen=chosen, rejected=rejected, p_chosen=0.5 + margin / 4, margin=margin, hesitation=hesitation)
 
 
-def _dpo_pairs(
-    responses: dict[int, _ResponseScore], aggregate: tuple[Any, ...], pairs: str
-) -> Iterator[tuple[str, _Pair]]:
-    """(suffix for the id, pair) for one item. Falls back on the item aggregate when responses have no aggregates."""
-    _, _, _, _, best, worst, p_best, margin, hesitation, _, _ = aggregate
+def _within_tolerance(margin: float, tolerance: float) -> bool:
+    """|ΔS| below the project's tie tolerance (as aggregation.ifs.preferred_response reads it)."""
+    return abs(margin) <= 0.0 or abs(margin) < tolerance - TOLERANCE_SLACK
+
+
+def _dpo_pairs(responses: dict[int, _ResponseScore], row: _Aggregate, pairs: str) -> Iterator[tuple[str, _Pair]]:
+    """(suffix for the id, pair) for one item. Falls back on the item aggregate when responses have no scores."""
     scored = [r for r in responses.values() if r.score is not None]
     if len(scored) >= 2:
         if pairs == "all":
@@ -206,73 +261,92 @@ def _dpo_pairs(
         if pair is not None:
             yield "", pair
         return
-    # Handed-off items may carry only the item-level figures (the suggestion's preferred and the other response).
-    if best is None or worst is None or best < 0 or worst < 0 or best == worst:
+    # Binary items with more than two responses carry only the item-level figures (best and worst).
+    best, worst, margin = row.best, row.worst, row.margin
+    if best is None or worst is None or best < 0 or worst < 0 or best == worst or margin is None:
         return
-    if best in responses and worst in responses and margin is not None:
+    if best in responses and worst in responses:
         yield (
             "",
             _Pair(
                 chosen=responses[best],
                 rejected=responses[worst],
-                p_chosen=p_best if p_best is not None else 0.5 + abs(margin) / 4,
+                p_chosen=row.p_best if row.p_best is not None else 0.5 + abs(margin) / 4,
                 margin=abs(margin),
-                hesitation=hesitation,
+                hesitation=row.hesitation,
             ),
         )
 
 
 def _dpo_lines(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[tuple[int, list[str]]]:
-    threshold = options.min_margin if options.min_margin is not None else project.tie_tolerance
-    strict = options.min_margin is None  # a tie is |ΔS| < tolerance, so a margin equal to it is a preference
     for page in _aggregate_pages(project, options, chunk_size):
-        responses = _responses_for([row[0] for row in page], project.aggregation_operator)
-        for aggregate in page:
-            item_id, external_id, prompt, provenance = aggregate[:4]
-            agreement, n_annotators = aggregate[9], aggregate[10]
+        responses = _responses_for(page, project.aggregation_operator)
+        for row in page:
             lines = []
-            for suffix, pair in _dpo_pairs(responses.get(item_id, {}), aggregate, options.pairs):
-                if pair.margin < threshold or (strict and pair.margin == 0):
+            for suffix, pair in _dpo_pairs(responses.get(row.item_id, {}), row, options.pairs):
+                tie = row.vote_tie or _within_tolerance(pair.margin, project.tie_tolerance)
+                if (tie and options.ties_excluded) or (
+                    options.min_margin is not None and pair.margin < options.min_margin
+                ):
                     continue
                 lines.append(
                     _line(
                         {
-                            "prompt": prompt,
+                            "prompt": row.prompt,
                             "chosen": pair.chosen.text,
                             "rejected": pair.rejected.text,
                             "p_chosen": _rounded(pair.p_chosen),
                             "margin": _rounded(pair.margin),
                             "hesitation": _rounded(pair.hesitation),
-                            "agreement": _rounded(agreement),
-                            "n_annotators": n_annotators,
-                            "provenance": provenance,
-                            "id": f"{external_id}#{suffix}" if suffix else external_id,
+                            "agreement": _rounded(row.agreement),
+                            "n_annotators": row.n_annotators,
+                            "provenance": row.provenance,
+                            "tie": tie,
+                            "id": f"{row.external_id}#{suffix}" if suffix else row.external_id,
                             "chosen_position": pair.chosen.position,
                             "rejected_position": pair.rejected.position,
                         }
                     )
                 )
-            yield item_id, lines
+            yield row.item_id, lines
+
+
+def _soft_pairs(
+    responses: dict[int, _ResponseScore], row: _Aggregate
+) -> Iterator[tuple[_ResponseScore, _ResponseScore, float, float | None]]:
+    """(a, b, S_a − S_b, hesitation) for every scored pair in position order; the best-worst pair from the item
+    figures when the responses have no scores (binary items with more than two responses)."""
+    ordered = sorted(responses.values(), key=lambda r: r.position)
+    if sum(r.score is not None for r in ordered) >= 2:
+        for a, b in combinations(ordered, 2):
+            if a.score is None or b.score is None:
+                continue
+            hesitation = None
+            if a.hesitation is not None and b.hesitation is not None:
+                hesitation = (a.hesitation + b.hesitation) / 2
+            yield a, b, a.score - b.score, hesitation
+        return
+    for _, pair in _dpo_pairs(responses, row, "best_worst"):
+        a, b = sorted((pair.chosen, pair.rejected), key=lambda r: r.position)
+        yield a, b, pair.margin if a is pair.chosen else -pair.margin, pair.hesitation
 
 
 def _soft_lines(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[tuple[int, list[str]]]:
     for page in _aggregate_pages(project, options, chunk_size):
-        responses = _responses_for([row[0] for row in page], project.aggregation_operator)
-        for item_id, external_id, prompt, provenance, *_rest, agreement, n_annotators in page:
+        responses = _responses_for(page, project.aggregation_operator)
+        for row in page:
             lines = []
-            ordered = sorted(responses.get(item_id, {}).values(), key=lambda r: r.position)
-            for a, b in combinations(ordered, 2):
-                if a.score is None or b.score is None:
+            for a, b, margin, hesitation in _soft_pairs(responses.get(row.item_id, {}), row):
+                tie = row.vote_tie or _within_tolerance(margin, project.tie_tolerance)
+                if (tie and options.ties_excluded) or (
+                    options.min_margin is not None and abs(margin) < options.min_margin
+                ):
                     continue
-                margin = a.score - b.score
-                if options.min_margin is not None and abs(margin) < options.min_margin:
-                    continue
-                hesitation = (a.hesitation + b.hesitation) / 2  # type: ignore[operator]
                 lines.append(
                     _line(
                         {
-                            "id": f"{external_id}#{a.position}-{b.position}",
-                            "prompt": prompt,
+                            "id": f"{row.external_id}#{a.position}-{b.position}",
+                            "prompt": row.prompt,
                             "response_a": a.text,
                             "response_b": b.text,
                             "position_a": a.position,
@@ -280,19 +354,20 @@ def _soft_lines(project: Project, options: ExportOptions, chunk_size: int) -> It
                             "p_a_over_b": _rounded(0.5 + margin / 4),
                             "margin": _rounded(margin),
                             "hesitation": _rounded(hesitation),
-                            "agreement": _rounded(agreement),
-                            "n_annotators": n_annotators,
-                            "provenance": provenance,
+                            "agreement": _rounded(row.agreement),
+                            "n_annotators": row.n_annotators,
+                            "provenance": row.provenance,
+                            "tie": tie,
                         }
                     )
                 )
-            yield item_id, lines
+            yield row.item_id, lines
 
 
 def _ifs_lines(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[tuple[int, list[str]]]:
     criterion_names = dict(Criterion.objects.filter(project=project).values_list("id", "name"))
     for page in _aggregate_pages(project, options, chunk_size):
-        item_ids = [row[0] for row in page]
+        item_ids = [row.item_id for row in page]
         responses: dict[int, dict[int, dict[str, Any]]] = defaultdict(dict)
         position_of: dict[int, tuple[int, int]] = {}
         texts = _among(Response.objects.all(), "item_id", item_ids).values_list(
@@ -313,25 +388,31 @@ def _ifs_lines(project: Project, options: ExportOptions, chunk_size: int) -> Ite
                 "pi": _rounded(1.0 - mu - nu),
                 "score": _rounded(mu - nu),
             }
-        for item_id, external_id, prompt, provenance, best, worst, p_best, margin, hesitation, agreement, n in page:
-            if options.min_margin is not None and (margin is None or abs(margin) < options.min_margin):
-                yield item_id, []
+        for row in page:
+            margin = row.margin
+            tie = row.vote_tie or row.best == TIE
+            if (tie and options.ties_excluded) or (
+                options.min_margin is not None and (margin is None or abs(margin) < options.min_margin)
+            ):
+                yield row.item_id, []
                 continue
-            row = {
-                "id": external_id,
-                "prompt": prompt,
-                "provenance": provenance,
+            line = {
+                "id": row.external_id,
+                "prompt": row.prompt,
+                "provenance": row.provenance,
                 "operator": project.aggregation_operator,
-                "best_position": best,
-                "worst_position": worst,
-                "p_best": _rounded(p_best),
+                "best_position": row.best,
+                "worst_position": row.worst,
+                "p_best": _rounded(row.p_best),
                 "margin": _rounded(margin),
-                "hesitation": _rounded(hesitation),
-                "agreement": _rounded(agreement),
-                "n_annotators": n,
-                "responses": [responses[item_id][p] for p in sorted(responses.get(item_id, {}))],
+                "hesitation": _rounded(row.hesitation),
+                "agreement": _rounded(row.agreement),
+                "signed_preference": _rounded(row.signed_preference),
+                "tie": tie,
+                "n_annotators": row.n_annotators,
+                "responses": [responses[row.item_id][p] for p in sorted(responses.get(row.item_id, {}))],
             }
-            yield item_id, [_line(row)]
+            yield row.item_id, [_line(line)]
 
 
 def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[tuple[int, list[str]]]:

@@ -30,8 +30,16 @@ class ItemAggregate(models.Model):
     p_best = models.FloatField(null=True, help_text="Soft label p(best ≻ worst).")
     margin = models.FloatField(null=True, help_text="S_best − S_worst.")
     hesitation = models.FloatField(null=True, help_text="Mean π over responses and annotators.")
-    agreement = models.FloatField(null=True, help_text="IFS agreement among annotators (corrected Eq. 11).")
+    # IFS items: IFS agreement (corrected Eq. 11). Binary and Likert items: share of pairs of annotators whose
+    # preference (choice, or sign of s with the tie band) is the same.
+    agreement = models.FloatField(null=True, help_text="Agreement among annotators (IFS, or pairwise on choices).")
     signed_preference = models.FloatField(null=True, help_text="Mean s ∈ [−1, 1]; +1 = position 0 preferred.")
+    # db_default too: raw writers (COPY in benchmarks and bulk paths) that do not name the column stay valid.
+    vote_tie = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Binary/Likert: no response has more (unweighted) votes than every other.",
+    )
     n_annotators = models.PositiveSmallIntegerField(default=0)
     # The newest annotation this aggregate has seen: an annotation updated later means it is stale.
     source_updated_at = models.DateTimeField(null=True)

@@ -17,10 +17,12 @@ Modes. IFS annotations aggregate as IFS values. Binary and Likert annotations ar
 preference s ∈ [−1, 1] (+1 = position 0 preferred; see :mod:`aggregation.agreement`) and their headline figures
 come from pseudo-scores S₀ = s̄, S₁ = −s̄ (binary items with more than two responses: S_r = 2·share_r − 1 with
 ties shared equally), so p_best = 0.5 + |s̄|/2 and margin = 2|s̄| mean the same as for IFS, where s = (S₀ − S₁)/2.
-We chose NOT to invent IFS values for them: their ResponseAggregate rows, hesitation and IFS agreement stay empty,
-because a click carries no hesitation and a made-up (1, 0)/(0, 1) would read as full certainty. Only the annotator
-weights use a degenerate IFS for them (response 0: (max(s, 0), max(−s, 0)), response 1 mirrored), so that
-leave-one-out agreement and gold accuracy have something to measure.
+We chose NOT to invent IFS values for them: their ResponseAggregate rows and hesitation stay empty, because a
+click carries no hesitation and a made-up (1, 0)/(0, 1) would read as full certainty. Their item agreement is the
+share of pairs of annotators with the same preference (choice, or sign of s), and ``vote_tie`` says when the
+unweighted votes split evenly (the weighted s̄ may still lean one way). Only the annotator weights use a degenerate
+IFS for them (response 0: (max(s, 0), max(−s, 0)), response 1 mirrored), so that leave-one-out agreement and gold
+accuracy have something to measure.
 """
 
 from __future__ import annotations
@@ -324,6 +326,7 @@ class ItemFigures:
     hesitation: FloatArray
     agreement: FloatArray
     signed_preference: FloatArray
+    vote_tie: BoolArray
     by_operator: dict[str, tuple[ifs.IFS, ifs.IFS]]
 
 
@@ -379,16 +382,42 @@ def item_figures_compute(data: Judgments, annotator_weight: FloatArray) -> ItemF
     scores = np.where(has_ifs[:, None], ifs_scores, pseudo)
 
     best, worst, spread = _best_and_worst(scores, exists, project.tie_tolerance)
+    vote_agreement, vote_tie = _vote_figures(data, s, has_ifs)
     return ItemFigures(
         best=best,
         worst=worst,
         p_best=0.5 + spread / 4.0,
         margin=spread,
         hesitation=hesitation,
-        agreement=agreement,
+        agreement=np.where(has_ifs, agreement, vote_agreement),
         signed_preference=mean_s,
+        vote_tie=vote_tie,
         by_operator=by_operator,
     )
+
+
+def _vote_figures(data: Judgments, s: FloatArray, has_ifs: BoolArray) -> tuple[FloatArray, BoolArray]:
+    """Agreement and vote ties of items judged without sliders (binary, Likert), from unweighted votes.
+
+    Labels: the binary choice (a response position, or TIE), else the sign of s with the tie band τ/2 (the band of
+    the project's cross-mode figures). Agreement is the share of pairs of annotators with the same label, a tie
+    being a label of its own (NaN below two labels). The votes tie when no response has more votes than every other
+    (votes for "tie" count for none): then annotator weights alone would pick a winner, and exports say so.
+    """
+    n_items, n_positions = data.response_ids.shape
+    signs = agreement_maths.preference_sign(s, data.project.tie_tolerance / 2)
+    labels = np.where(np.isnan(data.binary), signs, data.binary)
+    labels = np.where(data.slot_present, labels, np.nan)
+    agreement = agreement_maths.pairwise_agreement_per_unit(labels, ~np.isnan(labels))
+    votes = np.zeros((n_items, n_positions))
+    if labels.size:
+        # A binary choice names a position; a sign names position 0 (+1) or 1 (−1).
+        position = np.where(np.isnan(data.binary), np.where(signs > 0, 0.0, np.where(signs < 0, 1.0, np.nan)), labels)
+        votes = (position[:, :, None] == np.arange(n_positions)[None, None, :]).sum(axis=1).astype(np.float64)
+    top = votes.max(axis=1, initial=0.0)
+    shared_top = ((votes == top[:, None]) & (data.response_ids > 0)).sum(axis=1) >= 2
+    vote_tie = ~has_ifs & (data.n_annotators > 0) & shared_top
+    return np.where(has_ifs, np.nan, agreement), np.asarray(vote_tie, dtype=bool)
 
 
 def _newest_annotation_by_item(project: Project, item_ids: Iterable[int] | None) -> dict[int, dt.datetime]:
@@ -413,6 +442,7 @@ ITEM_COLUMNS = (
     "hesitation",
     "agreement",
     "signed_preference",
+    "vote_tie",
     "n_annotators",
     "source_updated_at",
     "computed_at",
@@ -607,11 +637,12 @@ def item_aggregates_recompute(
                 _optional(hesitation),
                 _optional(agreement),
                 _optional(signed),
+                vote_tie,
                 count,
                 newest.get(item_id),
                 now,
             )
-            for item_id, best, worst, p_best, margin, hesitation, agreement, signed, count in zip(
+            for item_id, best, worst, p_best, margin, hesitation, agreement, signed, vote_tie, count in zip(
                 chunk_ids,
                 figures.best[chunk].tolist(),
                 figures.worst[chunk].tolist(),
@@ -620,6 +651,7 @@ def item_aggregates_recompute(
                 figures.hesitation[chunk].tolist(),
                 figures.agreement[chunk].tolist(),
                 figures.signed_preference[chunk].tolist(),
+                figures.vote_tie[chunk].tolist(),
                 n_annotators[chunk].tolist(),
                 strict=True,
             )

@@ -19,8 +19,10 @@ One row a line, naming the item by its external id and the annotator by name::
   ``suggestion_shown`` (default false). Old data rarely records whether an LLM suggestion was on screen, so an
   imported label counts as *blind* unless its row says ``"suggestion_shown": true``: import such data into a project
   without suggestions, or mark the rows, before reading blind figures.
-- Unknown annotators become members without a login. A label for an annotator × item that already exists (in the
-  project or earlier in the file) is an error: imports never overwrite a label.
+- Unknown annotators become members without a login. Several rows for one annotator × item in the file are
+  revisions, in file order: the last one stands as the annotation and every one is kept as an AnnotationRevision
+  (public preference data has such repeats; people revise). A label for an annotator × item that already exists in
+  the project before the import is an error: importing the same file twice must not double its revisions.
 
 Every bad row is reported by line with its reason; the file is imported whole or not at all unless ``skip_invalid``.
 Rows are written in pages (bulk inserts) inside one transaction, so memory follows the page size, not the file.
@@ -57,7 +59,8 @@ SOURCE = "import"
 
 @dataclass
 class LabelImportResult:
-    created: int = 0
+    created: int = 0  # annotations created
+    revisions: int = 0  # later rows for an annotator × item already labelled in this file, kept as revisions
     skipped: int = 0
     errors: list[RowError] = field(default_factory=list)
 
@@ -220,6 +223,8 @@ def labels_import(
     criterion_names = list(criteria)
     result = LabelImportResult()
     annotators: dict[str, AbstractBaseUser] = {}
+    # (item, annotator) → annotation id, for labels written by this import (revised by later rows).
+    written: dict[tuple[int, int], int] = {}
     seen: set[tuple[int, int]] = set()
     touched_items: set[int] = set()
     numbered = _numbered(lines)
@@ -258,19 +263,18 @@ def labels_import(
             item_id = found
             annotator_id = annotators[label.annotator].pk
             key = (item_id, annotator_id)
-            if key in existing:
+            if key in existing and key not in written:
                 result.errors.append(
                     RowError(label.line, f"{label.annotator} already labelled this item (imports never overwrite)")
                 )
-                continue
-            if key in seen:
-                result.errors.append(RowError(label.line, f"a second label by {label.annotator} for this item"))
                 continue
             try:
                 _check_against_item(label, sorted(responses.get(item_id, {})), criterion_names)
             except ValueError as exc:
                 result.errors.append(RowError(label.line, str(exc)))
                 continue
+            if key in seen:
+                result.revisions += 1
             seen.add(key)
             accepted.append((label, item_id, annotator_id))
         if result.errors and not skip_invalid:
@@ -278,8 +282,7 @@ def labels_import(
             if progress is not None:
                 progress(lines_read)
             continue
-        _write(project, accepted, criteria, responses)
-        result.created += len(accepted)
+        result.created += _write(project, accepted, criteria, responses, written)
         touched_items.update(item_id for _, item_id, _ in accepted)
         if progress is not None:
             progress(lines_read)
@@ -298,36 +301,45 @@ def _write(
     accepted: list[tuple[_Label, int, int]],
     criteria: dict[str, int],
     responses: dict[int, dict[int, int]],
-) -> None:
-    if not accepted:
-        return
-    annotations = Annotation.objects.bulk_create(
-        [
-            Annotation(
-                project=project,
-                item_id=item_id,
-                annotator_id=annotator_id,
-                mode=project.mode,
-                response_order=label.response_order or sorted(responses[item_id]),
-                binary_choice=label.choice,
-                likert_value=label.likert,
-                suggestion_shown=label.suggestion_shown,
-                time_spent_ms=label.time_spent_ms,
-                revision_count=1,
-                source=SOURCE,
-            )
-            for label, item_id, annotator_id in accepted
-        ],
-        batch_size=PAGE_SIZE,
+    written: dict[tuple[int, int], int],
+) -> int:
+    """Write a page of labels in file order; returns how many annotations were created.
+
+    Labels of one annotator × item are revisions: the last one becomes (or updates) the annotation, each one is
+    an AnnotationRevision. ``written`` maps the annotator × items written by earlier pages to their annotation.
+    """
+    groups: dict[tuple[int, int], list[_Label]] = {}
+    for label, item_id, annotator_id in accepted:
+        groups.setdefault((item_id, annotator_id), []).append(label)
+    if not groups:
+        return 0
+    fresh = [key for key in groups if key not in written]
+    again = [key for key in groups if key in written]
+    created = Annotation.objects.bulk_create(
+        [_annotation(project, key, groups[key], responses) for key in fresh], batch_size=PAGE_SIZE
     )
     now = timezone.now()
+    earlier = Annotation.objects.in_bulk([written[key] for key in again])
+    # Per annotator × item: revisions already stored, and whether one of them was saved with a suggestion shown.
+    before: dict[tuple[int, int], tuple[int, bool]] = {key: (0, False) for key in fresh}
+    for key in again:
+        annotation = earlier[written[key]]
+        before[key] = (annotation.revision_count, annotation.suggestion_shown)
+        _revise(annotation, groups[key], responses[key[0]])
+        annotation.updated_at = now
+    Annotation.objects.bulk_update(list(earlier.values()), [*_REVISED_FIELDS, "updated_at"], batch_size=PAGE_SIZE)
+    JudgmentValue.objects.filter(annotation_id__in=list(earlier)).delete()
+    annotation_of = {key: annotation for key, annotation in zip(fresh, created, strict=True)}
+    annotation_of.update({key: earlier[written[key]] for key in again})
+    written.update({key: annotation.pk for key, annotation in annotation_of.items()})
+
     insert_rows(
         JudgmentValue,
         ["annotation_id", "response_id", "criterion_id", "mu", "nu"],
         [
-            (annotation.pk, responses[item_id][position], criteria[criterion], mu, nu)
-            for annotation, (label, item_id, _) in zip(annotations, accepted, strict=True)
-            for (position, criterion), (mu, nu) in label.values.items()
+            (annotation_of[key].pk, responses[key[0]][position], criteria[criterion], mu, nu)
+            for key, labels in groups.items()
+            for (position, criterion), (mu, nu) in labels[-1].values.items()
         ],
     )
     insert_rows(
@@ -342,29 +354,88 @@ def _write(
             "reason",
             "created_at",
         ],
-        [
-            (
-                annotation.pk,
-                1,
-                _ENCODER.encode(_payload(label, annotation.response_order)),
-                label.suggestion_shown,
+        _revision_rows(groups, annotation_of, before, responses, now),
+    )
+    # bulk_create stamps "now"; the label's own time is when it was first made. updated_at stays "now" so the
+    # aggregates' staleness check (annotation newer than aggregate) sees the import.
+    dated = []
+    for key, annotation in zip(fresh, created, strict=True):
+        stamp = groups[key][0].timestamp
+        if stamp is not None:
+            annotation.created_at = stamp
+            dated.append(annotation)
+    if dated:
+        Annotation.objects.bulk_update(dated, ["created_at"], batch_size=PAGE_SIZE)
+    return len(created)
+
+
+_REVISED_FIELDS = (
+    "response_order",
+    "binary_choice",
+    "likert_value",
+    "suggestion_shown",
+    "time_spent_ms",
+    "revision_count",
+)
+
+
+def _order(label: _Label, positions: dict[int, int]) -> list[int]:
+    return label.response_order or sorted(positions)
+
+
+def _annotation(
+    project: Project, key: tuple[int, int], labels: list[_Label], responses: dict[int, dict[int, int]]
+) -> Annotation:
+    item_id, annotator_id = key
+    annotation = Annotation(
+        project=project,
+        item_id=item_id,
+        annotator_id=annotator_id,
+        mode=project.mode,
+        suggestion_shown=False,
+        time_spent_ms=0,
+        revision_count=0,
+        source=SOURCE,
+    )
+    _revise(annotation, labels, responses[item_id])
+    return annotation
+
+
+def _revise(annotation: Annotation, labels: list[_Label], positions: dict[int, int]) -> None:
+    """Apply ``labels`` (file order) to ``annotation`` as annotation_save would: the last one's judgment stands,
+    time adds up, and once a suggestion was shown the annotation is never blind again."""
+    last = labels[-1]
+    annotation.response_order = _order(last, positions)
+    annotation.binary_choice = last.choice
+    annotation.likert_value = last.likert
+    annotation.suggestion_shown = annotation.suggestion_shown or any(lb.suggestion_shown for lb in labels)
+    annotation.time_spent_ms = min(annotation.time_spent_ms + sum(lb.time_spent_ms for lb in labels), 2**31 - 1)
+    annotation.revision_count += len(labels)
+
+
+def _revision_rows(
+    groups: dict[tuple[int, int], list[_Label]],
+    annotation_of: dict[tuple[int, int], Annotation],
+    before: dict[tuple[int, int], tuple[int, bool]],
+    responses: dict[int, dict[int, int]],
+    now: datetime,
+) -> Iterator[tuple[Any, ...]]:
+    for key, labels in groups.items():
+        number, shown = before[key]
+        for label in labels:
+            # Blind until the first revision saved with a suggestion on screen, then never again.
+            shown = shown or label.suggestion_shown
+            number += 1
+            yield (
+                annotation_of[key].pk,
+                number,
+                _ENCODER.encode(_payload(label, _order(label, responses[key[0]]))),
+                shown,
                 False,
                 label.time_spent_ms,
                 REVISION_REASON,
                 now,
             )
-            for annotation, (label, _, _) in zip(annotations, accepted, strict=True)
-        ],
-    )
-    # bulk_create stamps "now"; the label's own time is when it was made. updated_at stays "now" so the
-    # aggregates' staleness check (annotation newer than aggregate) sees the import.
-    dated = []
-    for annotation, (label, _, _) in zip(annotations, accepted, strict=True):
-        if label.timestamp is not None:
-            annotation.created_at = label.timestamp
-            dated.append(annotation)
-    if dated:
-        Annotation.objects.bulk_update(dated, ["created_at"], batch_size=PAGE_SIZE)
 
 
 def _recount(item_ids: list[int]) -> None:

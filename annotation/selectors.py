@@ -196,6 +196,8 @@ class DisplayedResponse:
     position: int
     html: str
     cells: list[SliderCell] = field(default_factory=list)
+    # Nothing to read (imported data has responses that are empty or only whitespace): the page says so.
+    empty: bool = False
 
 
 @dataclass
@@ -249,7 +251,12 @@ def annotation_page_context(
     displayed: list[DisplayedResponse] = []
     for position in order:
         response = by_position[position]
-        entry = DisplayedResponse(label=labels[position], position=position, html=markdown_render(response.text))
+        entry = DisplayedResponse(
+            label=labels[position],
+            position=position,
+            html=markdown_render(response.text),
+            empty=not response.text.strip(),
+        )
         for criterion in criteria:
             key = f"{position}-{criterion.pk}"
             if posted is not None and key in posted.get("values", {}):

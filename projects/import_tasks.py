@@ -207,7 +207,12 @@ def import_labels_job_run(*, job_id: int) -> None:
                 result = labels_import_formatted(
                     project=job.project, fmt=fmt, handle=handle, skip_invalid=skip_invalid, progress=progress
                 )
-        return {"created": result.created, "skipped": result.skipped, "errors": _row_errors(result.errors)}
+        return {
+            "created": result.created,
+            "revisions": result.revisions,
+            "skipped": result.skipped,
+            "errors": _row_errors(result.errors),
+        }
 
     _run(job_id, run_import)
 

@@ -104,18 +104,22 @@ def to_permille(value: Any, what: str) -> int:
     return whole
 
 
-def _text(value: Any, what: str) -> str:
-    """A text, or a chat transcript [{"role", "content"}] flattened to text."""
+def _text(value: Any, what: str, *, may_be_empty: bool = False) -> str:
+    """A text, or a chat transcript [{"role", "content"}] flattened to text.
+
+    Responses may be empty (``may_be_empty``): real preference data has models that answered nothing, and an empty
+    answer is a legitimate thing to judge. A prompt may not.
+    """
     if isinstance(value, str):
-        if not value.strip():
+        if not value.strip() and not may_be_empty:
             raise RowInvalid(f"{what} is empty")
         return value
     if isinstance(value, list) and value and all(isinstance(m, dict) and "content" in m for m in value):
         parts = [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"]) for m in value]
         if len(value) == 1:
-            return _text(parts[0], what)
+            return _text(parts[0], what, may_be_empty=may_be_empty)
         return "\n\n".join(f"**{m.get('role', 'message')}:** {part}" for m, part in zip(value, parts, strict=True))
-    raise RowInvalid(f"{what} must be a non-empty text")
+    raise RowInvalid(f"{what} must be a text" if may_be_empty else f"{what} must be a non-empty text")
 
 
 def _position(value: Any, n: int, what: str) -> int:
@@ -214,9 +218,10 @@ def parse_row(*, line: int, text: str, project: Project, trl_chosen_as: str) -> 
             model = response.get("model") or ""
             if not isinstance(model, str):
                 raise RowInvalid(f"responses[{index}].model must be a text")
-            responses.append((_text(response.get("text"), f"responses[{index}].text"), model[:200]))
+            text = _text(response.get("text"), f"responses[{index}].text", may_be_empty=True)
+            responses.append((text, model[:200]))
         else:
-            responses.append((_text(response, f"responses[{index}]"), ""))
+            responses.append((_text(response, f"responses[{index}]", may_be_empty=True), ""))
     n = len(responses)
     if project.mode == Project.Mode.LIKERT and n != 2:
         raise RowInvalid("a Likert project compares exactly 2 responses")
@@ -234,8 +239,8 @@ def _parse_trl(*, line: int, row: dict[str, Any], project: Project, trl_chosen_a
         if key not in row:
             raise RowInvalid(f"{key} is missing (TRL rows need prompt, chosen and rejected)")
     prompt = _text(row["prompt"], "prompt")
-    chosen = _text(row["chosen"], "chosen")
-    rejected = _text(row["rejected"], "rejected")
+    chosen = _text(row["chosen"], "chosen", may_be_empty=True)
+    rejected = _text(row["rejected"], "rejected", may_be_empty=True)
     external_id = _external_id(row, json.dumps([prompt, chosen, rejected]))
     # Where the chosen answer sits is drawn from the project seed, so position says nothing about preference.
     chosen_first = blind.trl_chosen_first(seed=project.seed, external_id=external_id)

@@ -180,7 +180,7 @@ class Item(models.Model):
 class Response(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="responses")
     position = models.PositiveSmallIntegerField()
-    text = models.TextField()
+    text = models.TextField(blank=True, help_text="May be empty: a model that answered nothing is still judged.")
     model_name = models.CharField(max_length=200, blank=True)
 
     class Meta:

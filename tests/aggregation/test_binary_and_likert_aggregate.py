@@ -28,11 +28,15 @@ def test_binary_choices_give_the_mean_signed_preference():
     assert first.p_best == pytest.approx(0.5 + mean_s / 2)
     assert first.margin == pytest.approx(2 * mean_s)
     assert first.hesitation is None
-    assert first.agreement is None
+    # Choices 0, 0, 1: one agreeing pair of three.
+    assert first.agreement == pytest.approx(1 / 3)
+    assert first.vote_tie is False
     assert first.n_annotators == 3
     second = ItemAggregate.objects.get(item=items[1])
     assert second.signed_preference == pytest.approx(0.0)
     assert second.best_position == TIE
+    assert second.agreement == pytest.approx(0.0)
+    assert second.vote_tie is True
     assert not ResponseAggregate.objects.exists()
 
 

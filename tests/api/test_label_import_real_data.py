@@ -68,6 +68,8 @@ def test_binary_labels_import_whole(db, comparisons, monkeypatch):
     result = labels_import(project=project, lines=lines)
 
     assert result.created == len(comparisons) == Annotation.objects.filter(project=project).count()
+    # Batch 13 holds no repeated worker × summary pair: nothing here is a revision.
+    assert result.revisions == 0
     item_count = Item.objects.filter(project=project).count()
     assert sum(Item.objects.filter(project=project).values_list("annotation_count", flat=True)) == len(comparisons)
     assert sorted(changed) == sorted(Item.objects.filter(project=project).values_list("id", flat=True))
@@ -105,3 +107,29 @@ def test_confidence_imports_as_a_nine_point_likert_scale(db, comparisons):
         "item__external_id", "annotator__username", "likert_value"
     ):
         assert (likert > 5) == (by_key[(external_id, worker)] == 1)
+
+
+def test_a_worker_changing_their_mind_later_in_the_file_is_a_revision(db, comparisons):
+    project = project_create(name="TL;DR batch 13, revised", mode="binary", seed=13)
+    _import_items(project, comparisons)
+    first = [
+        json.dumps({"item": _item_id(r), "annotator": r["worker"], "mode": "binary", "choice": r["choice"]})
+        for r in comparisons
+    ]
+    revised = comparisons[:25]
+    later = [
+        json.dumps({"item": _item_id(r), "annotator": r["worker"], "mode": "binary", "choice": 1 - r["choice"]})
+        for r in revised
+    ]
+
+    result = labels_import(project=project, lines=first + later)
+
+    assert (result.created, result.revisions) == (len(comparisons), len(revised))
+    assert Annotation.objects.filter(project=project).count() == len(comparisons)
+    for r in revised:
+        label = Annotation.objects.get(item__external_id=_item_id(r), annotator__username=r["worker"])
+        assert label.binary_choice == 1 - r["choice"]
+        assert list(label.revisions.order_by("number").values_list("payload__binary_choice", flat=True)) == [
+            r["choice"],
+            1 - r["choice"],
+        ]

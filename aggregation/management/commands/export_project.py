@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from aggregation.export import FORMATS, PAIRS, ExportOptions, check_export_options, export_count, export_lines
+from aggregation.export import FORMATS, PAIRS, TIES, ExportOptions, check_export_options, export_count, export_lines
 from aggregation.models import Provenance
 from projects.management.commands.import_items import project_from_argument
 
@@ -21,10 +21,17 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=FORMATS, default="dpo")
         parser.add_argument("--output", type=Path, help="file to write (default: standard output, no progress bar)")
         parser.add_argument("--min-annotators", type=int)
-        parser.add_argument("--max-hesitation", type=float)
-        parser.add_argument("--min-margin", type=float, help="default for dpo: the project's tie tolerance")
+        parser.add_argument("--max-hesitation", type=float, help="IFS only: binary and Likert items have none")
+        parser.add_argument("--min-agreement", type=float, help="item agreement among annotators (every mode)")
+        parser.add_argument("--min-margin", type=float, help="leave out pairs whose margin is below this")
         parser.add_argument("--provenance", choices=Provenance.values)
         parser.add_argument("--pairs", choices=PAIRS, default="best_worst", help="items with more than two responses")
+        parser.add_argument(
+            "--ties",
+            choices=TIES,
+            help="ties (within the tie tolerance, or evenly split votes): exclude (default for dpo) or mark "
+            '(default for soft and ifs: kept with "tie": true)',
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = project_from_argument(options["project"])
@@ -32,9 +39,11 @@ class Command(BaseCommand):
             format=options["format"],
             min_annotators=options["min_annotators"],
             max_hesitation=options["max_hesitation"],
+            min_agreement=options["min_agreement"],
             min_margin=options["min_margin"],
             provenance=options["provenance"],
             pairs=options["pairs"],
+            ties=options["ties"],
         )
         try:
             check_export_options(export)

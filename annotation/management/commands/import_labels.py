@@ -64,4 +64,9 @@ class Command(BaseCommand):
     def _report(self, result: LabelImportResult) -> None:
         for error in result.errors:
             self.stderr.write(f"skipped {error}")
-        self.stdout.write(self.style.SUCCESS(f"{result.created} labels imported, {result.skipped} bad rows skipped."))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{result.created} labels imported, {result.revisions} later rows kept as revisions, "
+                f"{result.skipped} bad rows skipped."
+            )
+        )
