@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('projects', '0001_initial'),
+        ('projects', '0002_study_links_and_participants'),
     ]
 
     operations = [
