@@ -2,12 +2,13 @@
 
 Several labels of one item are not independent: they share the item's difficulty, and a pair-based figure builds
 three pairs from three labels. An interval that counts labels as independent is too narrow: in simulated projects
-with 2-5 labels per item the label-level Wilson interval of blind agreement covered the truth 88.5 % of the time at
-a stated 95 %. Every figure here is a smooth function of per-item sums, so each interval comes from how those sums
+with 2-5 labels per item the label-level Wilson interval of blind agreement covered the truth 87 % of the time at a
+stated 95 %. Every figure here is a smooth function of per-item sums, so each interval comes from how those sums
 vary across items. All are closed forms over the per-item sums: deterministic, no resampling, O(items). Why these
-methods and not an item bootstrap: the percentile bootstrap over items, which the pair and α figures used, covered
-92-94 % (it is too narrow with a few dozen items), and the closed forms below reach 95 % in the same simulations
-(tests/maths/test_intervals_cover_at_95.py checks every interval over thousands of simulated projects).
+methods and not an item bootstrap: the percentile bootstrap over items, which the pair, α and gap figures used,
+covered 88-95 % in the same simulations (it is too narrow with a few dozen items, worst for human-human pairs and
+for the gap near the handoff threshold), and the closed forms below cover 94-96 %
+(tests/maths/test_intervals_cover_at_95.py checks every interval over 2,000 simulated projects per scenario).
 
 * **Proportions** (blind, shown and model-vs-gold agreement; pairwise agreement = agreeing pairs / pairs):
   :func:`cluster_proportion_interval`. The ratio estimator R = Σ y_i / Σ n_i over K items has the cluster-robust
