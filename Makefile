@@ -11,7 +11,7 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	projects/llm.py projects/import_tasks.py projects/format_import.py $(wildcard projects/formats/*.py) \
 	annotation/label_formats.py client/penumbra_client/client.py client/penumbra_client/errors.py \
 	annotation/label_import.py annotation/judgment.py \
-	aggregation/ifs.py aggregation/agreement.py aggregation/weights.py aggregation/comparisons.py \
+	aggregation/ifs.py aggregation/agreement.py aggregation/intervals.py aggregation/weights.py aggregation/comparisons.py \
 	aggregation/suggestion_figures.py aggregation/suggestion_selectors.py aggregation/handoff.py \
 	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py config/bulk.py \
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py

@@ -10,16 +10,18 @@ where **+1 always means "response 0 preferred"**, −1 "response 1 preferred" an
 * IFS: s = (S_0 − S_1)/2 with S = criterion-weighted μ − ν (:func:`signed_preference_ifs`).
 
 Then the same statistics apply to every mode: Krippendorff's α (interval, on s), α (nominal, on the sign of s with
-a tie band, :func:`preference_sign`) and plain pairwise percent agreement with and without ties, each with a
-bootstrap interval over items (:func:`cross_mode_agreement`).
+a tie band, :func:`preference_sign`) and plain pairwise percent agreement with and without ties, each with an
+interval over items (:func:`cross_mode_agreement`; the methods and their simulated coverage are in
+:mod:`aggregation.intervals`).
 
 Matrices are **units (items) × coders (annotators)**, i.e. annotators on the last axis like everywhere in this
 package, with a boolean ``mask`` (True = present); without a mask, NaN marks a missing value. (The ``krippendorff``
 package takes the transpose, coders × units.)
 
-Every statistic is a ratio of sums of per-unit quantities, so it is computed in O(N) and bootstrapped by
-resampling units through a matrix product of resampling counts with the per-unit sums, never by a Python loop over
-replicates, and never with V×V matrices over values.
+Every statistic is a function of sums of per-unit quantities, so it is computed in O(N), never with V×V matrices
+over values, and its interval comes from how the per-unit quantities vary across units (items), never from labels
+as if they were independent. The generic :func:`bootstrap_ci` (a percentile bootstrap over units) remains for other
+statistics.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from aggregation.ifs import TOLERANCE_SLACK, BoolArray, FloatArray, combine_criterion_values, score
+from aggregation.intervals import Interval, cluster_proportion_interval, reliability_interval
 
 #: Signed preferences whose magnitude is below this are read as "no preference" by :func:`preference_sign`. For IFS
 #: s = (S_0 − S_1)/2, so the project's score tolerance τ (default 0.1) corresponds to a band of τ/2.
@@ -300,30 +303,32 @@ def resample_counts(n_units: int, n_boot: int, seed: int) -> Iterator[FloatArray
         done += rows
 
 
-def _bootstrap_from_unit_stats(
-    unit_stats: FloatArray,
-    finalise: Callable[[FloatArray], FloatArray],
-    n_boot: int,
-    seed: int,
-    level: float,
-) -> tuple[float, float] | None:
-    n_units = unit_stats.shape[0]
-    if n_boot <= 0 or n_units == 0:
-        return None
-    replicates = np.concatenate([finalise(counts @ unit_stats) for counts in resample_counts(n_units, n_boot, seed)])
-    return percentile_interval(replicates, level)
+IntervalRule = Callable[[FloatArray], Interval | None]
+
+
+def _ratio_interval(unit_stats: FloatArray) -> Interval | None:
+    return cluster_proportion_interval(unit_stats[:, 0], unit_stats[:, 1])
+
+
+def _alpha_interval_interval(unit_stats: FloatArray) -> Interval | None:
+    # Column 1 is m_u, the unit's number of pairable values (see _interval_unit_stats).
+    m = float(unit_stats[:, 1].mean()) if unit_stats.shape[0] else 2.0
+    return reliability_interval(unit_stats, _interval_alpha_from_sums, values_per_unit=m, variance="jackknife")
+
+
+def _alpha_nominal_interval(unit_stats: FloatArray) -> Interval | None:
+    m = float(unit_stats[:, 1].mean()) if unit_stats.shape[0] else 2.0
+    return reliability_interval(unit_stats, _nominal_alpha_from_sums, values_per_unit=m, variance="linearised")
 
 
 def _estimate_from_unit_stats(
     unit_stats: FloatArray,
     finalise: Callable[[FloatArray], FloatArray],
     n: int,
-    n_boot: int,
-    seed: int,
-    level: float,
+    interval: IntervalRule | None,
 ) -> Estimate:
     value = _finite_or_none(float(finalise(_column_sums(unit_stats))))
-    ci = _bootstrap_from_unit_stats(unit_stats, finalise, n_boot, seed, level) if value is not None else None
+    ci = interval(unit_stats) if interval is not None and value is not None else None
     return Estimate(value=value, n=n, ci=ci)
 
 
@@ -387,20 +392,18 @@ def pairwise_agreement(
     with_ties: bool = True,
     *,
     tie_label: float = TIE_LABEL,
-    n_boot: int = 0,
-    seed: int = 0,
-    level: float = 0.95,
+    interval: bool = False,
 ) -> Estimate:
     """Share of agreeing pairs: over items, and over unordered pairs of distinct annotators who labelled the item,
     the fraction that chose the same label (pooled: Σ agreeing pairs / Σ pairs, not a mean of per-item shares).
 
     A tie (``tie_label``, 0 for :func:`preference_sign` output) is an answer of its own; ``with_ties=False`` keeps
-    only pairs where neither annotator chose a tie. ``n`` is the number of pairs; a bootstrap interval over items
-    is added when ``n_boot > 0``.
+    only pairs where neither annotator chose a tie. ``n`` is the number of pairs; with ``interval=True`` the 95 %
+    interval over items (agreeing pairs and pairs per item, :func:`intervals.cluster_proportion_interval`) is added.
     """
     stats = _pairwise_unit_stats(labels, mask, with_ties, tie_label)
     n_pairs = int(stats[:, 1].sum())
-    return _estimate_from_unit_stats(stats, _ratio_from_sums, n_pairs, n_boot, seed, level)
+    return _estimate_from_unit_stats(stats, _ratio_from_sums, n_pairs, _ratio_interval if interval else None)
 
 
 def pairwise_agreement_per_unit(labels: ArrayLike, mask: ArrayLike | None = None) -> FloatArray:
@@ -420,36 +423,42 @@ def cross_mode_agreement(
     mask: ArrayLike | None = None,
     *,
     tie_band: float = DEFAULT_TIE_BAND,
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
+    interval: bool = True,
 ) -> dict[str, Estimate]:
     """The four comparable agreement figures from signed preferences s (units × coders, NaN or mask = missing).
 
     Keys: ``alpha_interval`` (on s; n = pairable values), ``alpha_nominal`` (on sign(s) with the tie band;
-    n = pairable values), ``pairwise_with_ties`` and ``pairwise_without_ties`` (n = pairs). Each has a percentile
-    bootstrap interval over items (units with at least two judgments), with the same seed for all four.
+    n = pairable values), ``pairwise_with_ties`` and ``pairwise_without_ties`` (n = pairs). With ``interval`` each
+    has a 95 % interval over items (units with at least two judgments): for the two pairwise shares the clustered
+    Wilson interval, for the two α a t interval on Fisher's z (:mod:`aggregation.intervals` says why and how well
+    each covers).
     """
     s = np.asarray(signed, dtype=np.float64)
     present = _presence(s, mask)
     signs = preference_sign(np.where(present, s, np.nan), tie_band)
-    interval = _interval_unit_stats(s, present)
+    spread = _interval_unit_stats(s, present)
     counts, categories = _category_counts(signs, present)
     nominal = _nominal_stats_from_counts(counts)
     with_ties = _pairwise_stats_from_counts(counts)
     without_ties = _pairwise_stats_from_counts(counts[:, categories != TIE_LABEL])
     return {
         "alpha_interval": _estimate_from_unit_stats(
-            interval, _interval_alpha_from_sums, int(interval[:, 1].sum()), n_boot, seed, level
+            spread,
+            _interval_alpha_from_sums,
+            int(spread[:, 1].sum()),
+            _alpha_interval_interval if interval else None,
         ),
         "alpha_nominal": _estimate_from_unit_stats(
-            nominal, _nominal_alpha_from_sums, int(nominal[:, 1].sum()), n_boot, seed, level
+            nominal,
+            _nominal_alpha_from_sums,
+            int(nominal[:, 1].sum()),
+            _alpha_nominal_interval if interval else None,
         ),
         "pairwise_with_ties": _estimate_from_unit_stats(
-            with_ties, _ratio_from_sums, int(with_ties[:, 1].sum()), n_boot, seed, level
+            with_ties, _ratio_from_sums, int(with_ties[:, 1].sum()), _ratio_interval if interval else None
         ),
         "pairwise_without_ties": _estimate_from_unit_stats(
-            without_ties, _ratio_from_sums, int(without_ties[:, 1].sum()), n_boot, seed, level
+            without_ties, _ratio_from_sums, int(without_ties[:, 1].sum()), _ratio_interval if interval else None
         ),
     }
 

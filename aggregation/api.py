@@ -34,13 +34,22 @@ AGREEMENT_FIGURES = ("pairwise_with_ties", "pairwise_without_ties", "alpha_nomin
 
 
 def _figure(raw: Any) -> dict[str, Any]:
-    """{"value", "n", "ci": [low, high]} whatever was stored; nulls when a figure is not computed yet."""
+    """{"value", "n", "ci": [low, high], "reason"} whatever was stored; nulls when a figure is not computed yet.
+
+    ``reason`` is null when ``value`` is a number, and otherwise says why it is not: too few comparisons (a figure
+    with fewer than 5 is withheld, "needs 5 comparisons (3 so far)"), not computed yet, or undefined on the data.
+    """
     raw = raw if isinstance(raw, dict) else {}
     ci = raw.get("ci")
+    value = raw.get("value")
+    reason = raw.get("reason")
+    if value is None and not reason:
+        reason = "not computed yet" if not raw else "undefined on these data"
     return {
-        "value": raw.get("value"),
+        "value": value,
         "n": raw.get("n") or 0,
         "ci": list(ci) if isinstance(ci, list | tuple) and len(ci) == 2 else [None, None],
+        "reason": None if value is not None else reason,
     }
 
 
@@ -51,9 +60,10 @@ def stats_for(aggregate: ProjectAggregate | None) -> dict[str, Any]:
         "agreement": {name: _figure(agreement.get(name)) for name in AGREEMENT_FIGURES},
         "blind": {"agreement": _figure((suggestions.get("blind") or {}).get("agreement"))},
         "shown": {"agreement": _figure((suggestions.get("shown") or {}).get("agreement"))},
+        "gold": {"agreement": _figure((suggestions.get("gold") or {}).get("agreement"))},
         "anchoring_gap": _figure(suggestions.get("anchoring_gap")),
         "accept": suggestions.get("accept") or {"count": 0, "rate": None},
-        "human_human": suggestions.get("human_human") or {},
+        "human_human": {side: _figure((suggestions.get("human_human") or {}).get(side)) for side in ("blind", "shown")},
         "handoff": suggestions.get("handoff") or {},
         "progress": aggregate.progress if aggregate else {},
         "computed_at": aggregate.computed_at if aggregate else None,
@@ -68,6 +78,7 @@ FIGURE = inline_serializer(
         "value": serializers.FloatField(allow_null=True),
         "n": serializers.IntegerField(),
         "ci": serializers.ListField(child=serializers.FloatField(allow_null=True), min_length=2, max_length=2),
+        "reason": serializers.CharField(allow_null=True),
     },
 )
 STATS = inline_serializer(
@@ -76,9 +87,10 @@ STATS = inline_serializer(
         "agreement": inline_serializer(name="AgreementFigures", fields={name: FIGURE for name in AGREEMENT_FIGURES}),
         "blind": inline_serializer(name="BlindFigures", fields={"agreement": FIGURE}),
         "shown": inline_serializer(name="ShownFigures", fields={"agreement": FIGURE}),
+        "gold": inline_serializer(name="GoldFigures", fields={"agreement": FIGURE}),
         "anchoring_gap": FIGURE,
         "accept": serializers.DictField(),
-        "human_human": serializers.DictField(),
+        "human_human": inline_serializer(name="HumanHumanFigures", fields={"blind": FIGURE, "shown": FIGURE}),
         "handoff": serializers.DictField(),
         "progress": serializers.DictField(),
         "computed_at": serializers.DateTimeField(allow_null=True),
@@ -89,7 +101,15 @@ STATS = inline_serializer(
 
 
 class StatsApi(APIView):
-    @extend_schema(responses=STATS, description="Headline figures from stored aggregates. Leads only.")
+    @extend_schema(
+        responses=STATS,
+        description=(
+            "Headline figures from stored aggregates, each with its 95 % interval over items. Blind agreement is how "
+            "often the model agrees with unaided people (not its accuracy); human-human agreement is the ceiling on "
+            "a subjective task; gold agreement is the model's accuracy against the reference answer on items with "
+            "a gold preference. A figure with fewer than 5 comparisons has value null and a reason. Leads only."
+        ),
+    )
     def get(self, request: Request, project_id: int) -> Response:
         project = project_get_for_lead(user=request.user, project_id=project_id)
         return Response(stats_for(ProjectAggregate.objects.filter(project=project).first()))

@@ -1,14 +1,20 @@
 """Human vs LLM figures for the blind-sample method: agreement, anchoring gap, handoff. Pure numpy, no Django.
 
 * **Blind agreement**: on labels given without any exposure to the LLM suggestion, the share where the human's
-  preferred response equals the suggestion's: an estimate of how often the model is right (Wilson interval).
-* **Shown agreement**: the same on labels saved after seeing the suggestion.
-* **Anchoring gap** = shown − blind, with a bootstrap interval over items; reported only when both sides have at
-  least ``minimum`` (5) comparisons, otherwise ``value`` is None and the result says how many more are needed.
+  preferred response equals the suggestion's: how often the model agrees with unaided people. It is not the model's
+  accuracy: the people err too (annotators right 90 % of the time cap a perfect model's agreement near 0.9), and on
+  a subjective task human-human agreement is its ceiling.
+* **Model vs gold**: on items with a gold preference, the share where the suggestion equals gold: the model's
+  accuracy against the reference answer (one comparison per item).
+* **Shown agreement**: the same as blind agreement on labels saved after seeing the suggestion.
+* **Anchoring gap** = shown − blind; reported only when both sides have at least ``minimum`` (5) comparisons,
+  otherwise ``value`` is None and the result says how many more are needed.
 * **Handoff**: whether blind agreement clears the project threshold on enough comparisons, by the point estimate
   or, stricter, by the lower end of its interval.
 
-All figures are :class:`aggregation.agreement.Estimate` values (``value``, ``n``, ``ci``; ``as_dict()`` for JSON).
+Every interval treats items as the independent units (several labels of one item are not independent), with the
+methods of :mod:`aggregation.intervals`. All figures are :class:`aggregation.agreement.Estimate` values (``value``,
+``n``, ``ci``; ``as_dict()`` for JSON); :func:`figure` withholds one with fewer than 5 comparisons.
 """
 
 from __future__ import annotations
@@ -21,10 +27,14 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from aggregation.agreement import Estimate, percentile_interval, resample_counts
+from aggregation.agreement import Estimate
+from aggregation.intervals import cluster_difference_interval, cluster_proportion_interval
 
 HandoffRule = Literal["point", "lower_bound"]
 MINIMUM_GAP_COMPARISONS = 5
+#: Below this many comparisons a figure is withheld ("needs 5 comparisons"): a share of 1 or 2 comparisons, with an
+#: interval, looks precise and is noise.
+MINIMUM_COMPARISONS = 5
 
 
 def _z(level: float) -> float:
@@ -51,12 +61,43 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float,
     return max(0.0, centre - half_width), min(1.0, centre + half_width)
 
 
-def agreement_estimate(matches: ArrayLike, level: float = 0.95) -> Estimate:
-    """Share of True in ``matches`` (one bool per human-vs-LLM comparison) with its Wilson interval."""
+def per_item_counts(matches: ArrayLike, items: ArrayLike) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Matches and comparisons per distinct item (in sorted item order)."""
+    m, ids = _comparisons(matches, items)
+    _, index = np.unique(ids, return_inverse=True)
+    index = index.ravel()
+    return np.bincount(index, weights=m.astype(np.float64)), np.bincount(index).astype(np.float64)
+
+
+def agreement_estimate(matches: ArrayLike, items: ArrayLike | None = None, level: float = 0.95) -> Estimate:
+    """Share of True in ``matches`` (one bool per comparison) with its 95 % interval.
+
+    ``items`` gives the item of each comparison: the interval is then the clustered Wilson interval over items
+    (:func:`intervals.cluster_proportion_interval`), because several labels of one item are not independent.
+    Without ``items`` every comparison is taken as independent (plain Wilson): only right when each item gives one
+    comparison.
+    """
     m = np.asarray(matches, dtype=bool).ravel()
     n = int(m.size)
     successes = int(m.sum())
-    return Estimate(value=successes / n if n else None, n=n, ci=wilson_interval(successes, n, level))
+    if items is None:
+        return Estimate(value=successes / n if n else None, n=n, ci=wilson_interval(successes, n, level))
+    per_item_matches, per_item_n = per_item_counts(m, items)
+    ci = cluster_proportion_interval(per_item_matches, per_item_n, level)
+    return Estimate(value=successes / n if n else None, n=n, ci=ci)
+
+
+def figure(estimate: Estimate, minimum: int = MINIMUM_COMPARISONS) -> dict[str, Any]:
+    """``estimate.as_dict()`` plus ``reason``; with fewer than ``minimum`` comparisons ``value`` and ``ci`` are None
+    and ``reason`` says "needs 5 comparisons (n so far)", so no page shows a share of two labels as a figure."""
+    if estimate.n < minimum:
+        return {
+            "value": None,
+            "n": estimate.n,
+            "ci": None,
+            "reason": f"needs {minimum} comparisons ({estimate.n} so far)",
+        }
+    return {**estimate.as_dict(), "reason": None}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,25 +138,22 @@ def anchoring_gap(
     shown_items: ArrayLike,
     blind_matches: ArrayLike,
     blind_items: ArrayLike,
-    n_boot: int = 1000,
-    seed: int = 0,
     minimum: int = MINIMUM_GAP_COMPARISONS,
     level: float = 0.95,
 ) -> AnchoringGap:
-    """Anchoring gap = shown agreement − blind agreement, with a percentile bootstrap interval over items.
+    """Anchoring gap = shown agreement − blind agreement, with an interval over items.
 
     ``*_matches`` hold one bool per comparison (human label vs LLM suggestion) and ``*_items`` the item id of
-    each. Items are the resampling unit because labels of one item are not independent. Resampling is stratified
-    by where an item's comparisons lie (only shown, only blind, both), so every replicate keeps both sides
-    non-empty and the pairing of an item's shown and blind labels. ``value`` is None (and ``ci`` too) while either
-    side has fewer than ``minimum`` comparisons.
+    each. Items are the units because labels of one item are not independent: the interval is the MOVER interval
+    of :func:`intervals.cluster_difference_interval` on per-item counts, which keeps the pairing of an item's shown
+    and blind labels. ``value`` is None (and ``ci`` too) while either side has fewer than ``minimum`` comparisons.
     """
     if minimum < 1:
         raise ValueError("minimum must be at least 1")
     shown_m, shown_ids = _comparisons(shown_matches, shown_items)
     blind_m, blind_ids = _comparisons(blind_matches, blind_items)
-    shown = agreement_estimate(shown_m, level)
-    blind = agreement_estimate(blind_m, level)
+    shown = agreement_estimate(shown_m, shown_ids, level)
+    blind = agreement_estimate(blind_m, blind_ids, level)
     more_needed = {"shown": max(0, minimum - shown.n), "blind": max(0, minimum - blind.n)}
 
     def result(value: float | None, ci: tuple[float, float] | None, hint: str | None) -> AnchoringGap:
@@ -134,31 +172,21 @@ def anchoring_gap(
         missing = [f"{count} more {side}" for side, count in more_needed.items() if count]
         return result(None, None, f"needs at least {minimum} comparisons on each side: {' and '.join(missing)}")
     value = float(shown_m.mean() - blind_m.mean())
-
     items, inverse = np.unique(np.concatenate([shown_ids, blind_ids]), return_inverse=True)
     inverse = inverse.ravel()
     shown_index, blind_index = inverse[: shown_ids.size], inverse[shown_ids.size :]
     n_items = items.size
-    # Per item: shown matches, shown comparisons, blind matches, blind comparisons.
-    per_item = np.column_stack(
-        [
+    ci = cluster_difference_interval(
+        (
             np.bincount(shown_index, weights=shown_m, minlength=n_items),
             np.bincount(shown_index, minlength=n_items),
+        ),
+        (
             np.bincount(blind_index, weights=blind_m, minlength=n_items),
             np.bincount(blind_index, minlength=n_items),
-        ]
-    ).astype(np.float64)
-    stratum = (per_item[:, 1] > 0).astype(int) + 2 * (per_item[:, 3] > 0).astype(int)
-    sums = np.zeros((max(n_boot, 0), 4))
-    for offset, code in enumerate(np.unique(stratum)):
-        rows = per_item[stratum == code]
-        start = 0
-        for counts in resample_counts(rows.shape[0], n_boot, seed + offset):
-            sums[start : start + counts.shape[0]] += counts @ rows
-            start += counts.shape[0]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        replicates = sums[:, 0] / sums[:, 1] - sums[:, 2] / sums[:, 3]
-    ci = percentile_interval(replicates, level) if n_boot > 0 else None
+        ),
+        level,
+    )
     return result(value, ci, None)
 
 
@@ -196,7 +224,8 @@ def handoff_decision(
 
     ``rule="point"`` compares the point estimate with the threshold; ``rule="lower_bound"`` (stricter) requires
     the lower end of the interval to reach it, i.e. agreement at least ``threshold`` with the interval's
-    confidence rather than on average.
+    confidence rather than on average. ``blind`` must carry the interval over items (:func:`agreement_estimate`
+    with ``items``): a label-level interval is too narrow and would hand off on weaker evidence than it states.
     """
     if rule not in ("point", "lower_bound"):
         raise ValueError(f"unknown rule {rule!r}")
@@ -205,8 +234,10 @@ def handoff_decision(
     def decide(eligible: bool, reason: str) -> HandoffDecision:
         return HandoffDecision(eligible, rule, reason, blind, threshold, minimum, more_needed)
 
-    if blind.value is None or more_needed:
+    if more_needed:
         return decide(False, f"{blind.n} blind comparisons of the {minimum} required: {more_needed} more needed")
+    if blind.value is None:
+        return decide(False, f"blind agreement is not reported yet ({blind.n} comparisons)")
     if rule == "point":
         if blind.value >= threshold:
             return decide(True, f"blind agreement {blind.value:.3f} reaches the threshold {threshold:.3f}")

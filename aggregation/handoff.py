@@ -2,7 +2,9 @@
 
 Rules (Project.handoff_rule), both needing at least ``handoff_minimum_blind_comparisons`` blind comparisons:
 - ``point``: blind agreement ≥ ``handoff_agreement_threshold``;
-- ``lower_bound`` (stricter): the lower end of its 95 % Wilson interval ≥ the threshold.
+- ``lower_bound`` (stricter): the lower end of its 95 % interval ≥ the threshold. The interval is over items (the
+  clustered Wilson interval of aggregation.intervals), so several labels of one item count as the evidence they
+  are, not as independent draws.
 
 Every item still short of its overlap stops being served. One without any human label gets an ItemAggregate with
 provenance ``model_handoff`` built from its suggestion: from the suggestion's (μ, ν) per response when it has them,
@@ -23,7 +25,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from aggregation.agreement import Estimate
-from aggregation.comparisons import agreement_estimate, handoff_decision
+from aggregation.comparisons import agreement_estimate, figure, handoff_decision
 from aggregation.dispatch import on_annotations_changed
 from aggregation.ifs import preferred_response
 from aggregation.models import HandoffDecision, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
@@ -74,8 +76,9 @@ def handoff_evaluation(*, project: Project, blind: dict[str, Any]) -> dict[str, 
 
 def _fresh_evaluation(project: Project) -> dict[str, Any]:
     comparisons = comparisons_load(project=project)
-    blind = agreement_estimate(comparisons.match[~comparisons.shown])
-    return handoff_evaluation(project=project, blind=blind.as_dict())
+    blind = ~comparisons.shown
+    estimate = agreement_estimate(comparisons.match[blind], comparisons.item_ids[blind])
+    return handoff_evaluation(project=project, blind=figure(estimate))
 
 
 def _store_evaluation(project: Project, evaluation: dict[str, Any]) -> None:

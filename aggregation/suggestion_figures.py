@@ -6,6 +6,14 @@ than the project's tie tolerance; binary: their choice; Likert: their side of th
 A comparison is *blind* when the annotation had no suggestion exposure before it was saved (the annotation services
 keep ``Annotation.suggestion_shown``: any save or revision after an exposure makes it shown for good).
 
+What the three headline figures measure (the card says the same in one sentence each):
+* blind agreement: how often the model agrees with unaided people. Not its accuracy: people err too.
+* human-human agreement: how often two people agree on the same item, the ceiling for model-human agreement on a
+  subjective task (not 1).
+* model vs gold: how often the suggestion equals the item's gold preference, the model's accuracy against the
+  reference answer, on the items that have one.
+Each has an interval over items (aggregation.intervals) and is withheld below 5 comparisons.
+
 Everything is read in bulk, one query per table, and computed with numpy over the whole project.
 """
 
@@ -20,7 +28,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from aggregation import agreement
-from aggregation.comparisons import agreement_estimate, anchoring_gap
+from aggregation.comparisons import agreement_estimate, anchoring_gap, figure
 from aggregation.ifs import UNDEFINED, preferred_response
 from aggregation.models import AnnotatorAggregate, ProjectAggregate
 from annotation.models import Annotation, JudgmentValue
@@ -28,7 +36,6 @@ from projects.models import PERMILLE, TIE, Item, Project, Suggestion
 
 # DESIGN.md: the gap is reported only when both sides have at least this many comparisons.
 GAP_MINIMUM_PER_SIDE = 5
-BOOTSTRAP_REPLICATES = 2000
 
 
 @dataclass(frozen=True)
@@ -129,6 +136,19 @@ def comparisons_load(*, project: Project) -> Comparisons:
     )
 
 
+def gold_matches_load(*, project: Project) -> tuple[np.ndarray, np.ndarray]:
+    """(item ids, suggestion == gold) for every item with an ok suggestion and a gold preference (a tie is -1 on
+    both sides). One comparison per item: the model's accuracy against the reference answer."""
+    rows = list(
+        Suggestion.objects.filter(item__project=project, status=Suggestion.Status.OK, item__gold_position__isnull=False)
+        .values_list("item_id", "preferred_position", "item__gold_position")
+        .order_by("item_id")
+    )
+    items = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    matches = np.fromiter((r[1] == r[2] for r in rows), dtype=bool, count=len(rows))
+    return items, matches
+
+
 def _ifs_preferences(*, project: Project, annotation_ids: np.ndarray, n_responses: np.ndarray) -> np.ndarray:
     """Preferred position per IFS annotation from the criterion-weighted S; UNDEFINED if any value is missing."""
     weights = dict(project.criteria.values_list("id", "weight"))
@@ -162,8 +182,8 @@ def _ifs_preferences(*, project: Project, annotation_ids: np.ndarray, n_response
 # Figures (pure functions of Comparisons)
 
 
-def anchoring_gap_figure(comparisons: Comparisons, *, seed: int) -> dict[str, Any]:
-    """Shown − blind agreement with a bootstrap interval over items (aggregation.comparisons.anchoring_gap);
+def anchoring_gap_figure(comparisons: Comparisons) -> dict[str, Any]:
+    """Shown − blind agreement with its interval over items (aggregation.comparisons.anchoring_gap);
     ``needed`` says how many more comparisons each side needs before it is reported."""
     shown, match = comparisons.shown, comparisons.match
     gap = anchoring_gap(
@@ -171,25 +191,24 @@ def anchoring_gap_figure(comparisons: Comparisons, *, seed: int) -> dict[str, An
         comparisons.item_ids[shown],
         match[~shown],
         comparisons.item_ids[~shown],
-        n_boot=BOOTSTRAP_REPLICATES,
-        seed=seed,
         minimum=GAP_MINIMUM_PER_SIDE,
     )
-    figure = gap.as_dict()
-    figure["needed"] = {"blind": gap.more_needed["blind"], "shown": gap.more_needed["shown"]}
-    return figure
+    result = gap.as_dict()
+    result["needed"] = {"blind": gap.more_needed["blind"], "shown": gap.more_needed["shown"]}
+    result["reason"] = gap.hint
+    return result
 
 
-def human_human_figure(comparisons: Comparisons, side: np.ndarray, *, seed: int) -> dict[str, Any]:
-    """Pairwise agreement of annotators' preferred responses on the same items, on one side (blind or shown)."""
+def human_human_figure(comparisons: Comparisons, side: np.ndarray) -> dict[str, Any]:
+    """Pairwise agreement of annotators' preferred responses on the same items, on one side (blind or shown), with
+    its interval over items; ``n`` counts pairs, and fewer than 5 pairs withhold it."""
     if not side.any():
-        return {"value": None, "n": 0, "ci": None}
+        return figure(agreement.Estimate(value=None, n=0))
     items, item_index = np.unique(comparisons.item_ids[side], return_inverse=True)
     annotators, annotator_index = np.unique(comparisons.annotator_ids[side], return_inverse=True)
     labels = np.full((items.size, annotators.size), np.nan)
     labels[item_index, annotator_index] = comparisons.human[side]
-    estimate = agreement.pairwise_agreement(labels, ~np.isnan(labels), with_ties=True, n_boot=1000, seed=seed)
-    return estimate.as_dict()
+    return figure(agreement.pairwise_agreement(labels, ~np.isnan(labels), with_ties=True, interval=True))
 
 
 def per_annotator_figures(comparisons: Comparisons) -> dict[str, dict[str, Any]]:
@@ -202,20 +221,29 @@ def per_annotator_figures(comparisons: Comparisons) -> dict[str, dict[str, Any]]
     }
 
 
-def suggestion_figures_compute(comparisons: Comparisons, *, seed: int) -> dict[str, Any]:
-    """Every suggestion figure except the handoff evaluation (which handoff_evaluate adds)."""
+def suggestion_figures_compute(
+    comparisons: Comparisons, *, gold: tuple[np.ndarray, np.ndarray] | None = None
+) -> dict[str, Any]:
+    """Every suggestion figure except the handoff evaluation (which handoff_evaluate adds).
+
+    ``gold`` is (item ids, suggestion == gold) from :func:`gold_matches_load`; ``gold.agreement`` is the model's
+    accuracy against gold on those items (withheld, like every figure, below 5 comparisons).
+    """
     match, shown = comparisons.match, comparisons.shown
     blind = ~shown
     n_shown = int(shown.sum())
     accepted = int(comparisons.accepted.sum())
+    items = comparisons.item_ids
+    gold_items, gold_match = gold if gold is not None else (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
     return {
-        "blind": {"agreement": agreement_estimate(match[blind]).as_dict()},
-        "shown": {"agreement": agreement_estimate(match[shown]).as_dict()},
-        "anchoring_gap": anchoring_gap_figure(comparisons, seed=seed),
+        "blind": {"agreement": figure(agreement_estimate(match[blind], items[blind]))},
+        "shown": {"agreement": figure(agreement_estimate(match[shown], items[shown]))},
+        "gold": {"agreement": figure(agreement_estimate(gold_match, gold_items))},
+        "anchoring_gap": anchoring_gap_figure(comparisons),
         "accept": {"count": accepted, "rate": accepted / n_shown if n_shown else None},
         "human_human": {
-            "blind": human_human_figure(comparisons, blind, seed=seed),
-            "shown": human_human_figure(comparisons, shown, seed=seed),
+            "blind": human_human_figure(comparisons, blind),
+            "shown": human_human_figure(comparisons, shown),
         },
         "per_annotator": per_annotator_figures(comparisons),
         "comparisons": {"total": len(comparisons), "unreadable": comparisons.undefined},
@@ -233,7 +261,7 @@ def suggestion_figures_recompute(*, project_id: int) -> dict[str, Any]:
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return {}
-    figures = suggestion_figures_compute(comparisons_load(project=project), seed=project.seed)
+    figures = suggestion_figures_compute(comparisons_load(project=project), gold=gold_matches_load(project=project))
     figures["counts"] = Item.objects.filter(project=project).aggregate(
         items=Count("id"),
         ok=Count("id", filter=Q(suggestion__status=Suggestion.Status.OK)),

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
+from aggregation.comparisons import MINIMUM_COMPARISONS
 from aggregation.models import HandoffDecision, ItemAggregate, ProjectAggregate, Provenance
 from projects.llm import llm_config_for
 from projects.models import Job, Project, Suggestion
@@ -13,7 +14,7 @@ from projects.selectors import project_get_for_lead
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
-# A gap this large (or an interval wholly above 0) means the shown figure is not the model's accuracy.
+# A gap this large (or an interval wholly above 0) means shown agreement overstates agreement with unaided people.
 LARGE_GAP = 0.1
 RECENT_DECISIONS = 5
 
@@ -25,14 +26,22 @@ PLOT_ROW = 22
 
 
 def _figure(raw: Any) -> dict[str, Any]:
+    """A stored figure for the card. ``reason`` says why there is no number ("needs 5 comparisons (3 so far)");
+    a figure stored before figures were withheld below 5 comparisons is withheld here the same way."""
     raw = raw if isinstance(raw, dict) else {}
     ci = raw.get("ci") if isinstance(raw.get("ci"), list | tuple) and len(raw.get("ci") or ()) == 2 else None
+    n = raw.get("n") or 0
+    value = raw.get("value")
+    reason = raw.get("reason")
+    if n < MINIMUM_COMPARISONS and "needed" not in raw:
+        value, ci, reason = None, None, f"needs {MINIMUM_COMPARISONS} comparisons ({n} so far)"
     return {
-        "value": raw.get("value"),
-        "n": raw.get("n") or 0,
+        "value": value,
+        "n": n,
         "low": ci[0] if ci else None,
         "high": ci[1] if ci else None,
         "needed": raw.get("needed") or {},
+        "reason": reason if value is None else None,
     }
 
 
@@ -51,6 +60,7 @@ def _plot(rows: list[tuple[str, str, dict[str, Any]]], threshold: float) -> dict
                 "y": y,
                 "text_y": y + 4,
                 "has_value": figure["value"] is not None,
+                "reason": figure.get("reason"),
                 "x": _x(figure["value"]) if figure["value"] is not None else None,
                 "x_low": _x(figure["low"]) if figure["low"] is not None else None,
                 "x_high": _x(figure["high"]) if figure["high"] is not None else None,
@@ -91,6 +101,9 @@ def suggestion_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]
 
     blind = _figure((stored.get("blind") or {}).get("agreement"))
     shown = _figure((stored.get("shown") or {}).get("agreement"))
+    gold = _figure((stored.get("gold") or {}).get("agreement"))
+    if not gold["n"]:
+        gold["reason"] = "no gold items"
     gap = _figure(stored.get("anchoring_gap"))
     human_human = stored.get("human_human") or {}
     hh_blind = _figure(human_human.get("blind"))
@@ -106,6 +119,7 @@ def suggestion_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]
         "counts": counts,
         "blind": blind,
         "shown": shown,
+        "gold": gold,
         "gap": gap,
         "gap_large": gap_large,
         "human_human_blind": hh_blind,
@@ -131,6 +145,7 @@ def suggestion_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]
                 ("LLM, shown", "shown", shown),
                 ("Human, blind", "human", hh_blind),
                 ("Human, shown", "human", hh_shown),
+                ("LLM vs gold", "gold", gold),
             ],
             project.handoff_agreement_threshold,
         ),

@@ -136,9 +136,9 @@ def vectorised_steps(data: Dataset) -> list[tuple[str, Callable[[dict[str, Any]]
 
     def cross_mode(state: dict[str, Any]) -> None:
         # As the project agreement recomputation does: one call for the four figures, sharing the per-item category
-        # counts between nominal α and pairwise agreement (the bootstrap intervals are left out, as in the loop).
+        # counts between nominal α and pairwise agreement (the intervals are left out, as in the loop).
         figures = agreement.cross_mode_agreement(
-            state["signed"], state["signed_mask"], tie_band=TOLERANCE / 2, n_boot=0
+            state["signed"], state["signed_mask"], tie_band=TOLERANCE / 2, interval=False
         )
         for name, estimate in figures.items():
             state[name] = estimate.value

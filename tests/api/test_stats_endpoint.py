@@ -1,8 +1,13 @@
-"""GET /api/projects/{id}/stats/: every headline figure as {"value", "n", "ci": [low, high]}, from stored aggregates."""
+"""GET /api/projects/{id}/stats/: every headline figure as {"value", "n", "ci": [low, high], "reason"}, from stored
+aggregates; a figure with fewer than 5 comparisons has value null, its count and the reason."""
 
 from __future__ import annotations
 
 import pytest
+
+from aggregation.agreement import Estimate
+from aggregation.comparisons import figure
+from aggregation.models import ProjectAggregate
 
 FIGURES = [
     ("agreement", "pairwise_with_ties"),
@@ -12,6 +17,7 @@ FIGURES = [
     ("blind", "agreement"),
     ("shown", "agreement"),
 ]
+SUGGESTION_FIGURES = [("gold", "agreement"), ("human_human", "blind"), ("human_human", "shown")]
 
 
 def _figure(body, path):
@@ -28,7 +34,8 @@ def test_stats_read_the_stored_figures(labelled_project, lead_client, path):
 
     body = lead_client.get(f"/api/projects/{labelled_project.pk}/stats/").json()
 
-    assert _figure(body, path) == stored
+    assert {**_figure(body, path), "reason": None} == {**stored, "reason": None}
+    assert _figure(body, path)["reason"] is None
     assert body["progress"] == aggregate.progress
     assert body["computed_at"] is not None
 
@@ -36,9 +43,34 @@ def test_stats_read_the_stored_figures(labelled_project, lead_client, path):
 def test_stats_before_anything_is_computed_have_the_same_shape_with_nulls(project, lead_client):
     body = lead_client.get(f"/api/projects/{project.pk}/stats/").json()
 
-    for path in [*FIGURES, ("anchoring_gap",)]:
-        assert _figure(body, path) == {"value": None, "n": 0, "ci": [None, None]}
+    for path in [*FIGURES, *SUGGESTION_FIGURES, ("anchoring_gap",)]:
+        assert _figure(body, path) == {"value": None, "n": 0, "ci": [None, None], "reason": "not computed yet"}
     assert body["computed_at"] is None
+
+
+def test_too_few_comparisons_give_null_with_the_count_and_a_reason(labelled_project, lead_client):
+    aggregate = ProjectAggregate.objects.get(project=labelled_project)
+    two_blind = figure(Estimate(value=0.0, n=2, ci=(0.0, 0.0)))
+    enough_gold = figure(Estimate(value=0.8, n=10, ci=(0.49, 0.94)))
+    aggregate.suggestions = {
+        **aggregate.suggestions,
+        "blind": {"agreement": two_blind},
+        "gold": {"agreement": enough_gold},
+        "human_human": {"blind": figure(Estimate(value=0.0, n=1, ci=(0.0, 0.0))), "shown": {}},
+    }
+    aggregate.save(update_fields=["suggestions"])
+
+    body = lead_client.get(f"/api/projects/{labelled_project.pk}/stats/").json()
+
+    assert body["blind"]["agreement"] == {
+        "value": None,
+        "n": 2,
+        "ci": [None, None],
+        "reason": "needs 5 comparisons (2 so far)",
+    }
+    assert body["human_human"]["blind"]["reason"] == "needs 5 comparisons (1 so far)"
+    assert body["human_human"]["blind"]["value"] is None
+    assert body["gold"]["agreement"] == {"value": 0.8, "n": 10, "ci": [0.49, 0.94], "reason": None}
 
 
 def test_stats_in_a_django_assert_num_queries_budget(labelled_project, lead_client, django_assert_max_num_queries):

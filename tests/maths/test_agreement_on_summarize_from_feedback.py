@@ -127,12 +127,8 @@ def test_interval_alpha_on_confidence_matches_the_package(choices) -> None:
 
 def test_cross_mode_summary_on_real_data(choices) -> None:
     matrix, present, confidence = choices
-    graded = agreement.cross_mode_agreement(
-        agreement.signed_preference_likert(confidence, 9, present), present, n_boot=200, seed=0
-    )
-    binary = agreement.cross_mode_agreement(
-        agreement.signed_preference_binary(matrix, present), present, n_boot=200, seed=0
-    )
+    graded = agreement.cross_mode_agreement(agreement.signed_preference_likert(confidence, 9, present), present)
+    binary = agreement.cross_mode_agreement(agreement.signed_preference_binary(matrix, present), present)
     # The same people's signs: nominal figures agree exactly across the two projections.
     assert graded["alpha_nominal"].value == pytest.approx(binary["alpha_nominal"].value)
     assert graded["pairwise_with_ties"].value == pytest.approx(binary["pairwise_with_ties"].value)

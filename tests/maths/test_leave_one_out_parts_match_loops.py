@@ -44,14 +44,18 @@ def test_leave_one_out_agreement_matches_a_loop(seed: int) -> None:
     np.testing.assert_allclose(result, expected, atol=1e-12)
 
 
+@pytest.mark.parametrize("prior_items", [0, 10])
 @pytest.mark.parametrize("distance", ["euclidean", "szmidt_kacprzyk"])
 @pytest.mark.parametrize("seed", range(3))
-def test_consensus_of_the_others_matches_a_loop(seed: int, distance: str) -> None:
-    """Plain loop of the exclude-self update: each annotator against the weighted mean of the others."""
+def test_consensus_of_the_others_matches_a_loop(seed: int, distance: str, prior_items: int) -> None:
+    """Plain loop of the exclude-self update: each annotator against the weighted mean of the others, their distance
+    sum pooled with ``prior_items`` pseudo-items at the mean distance per item with company."""
     mu, nu, mask = random_judgments(seed)
     n_items, n_annotators = mu.shape[0], mu.shape[-1]
-    judged = mask.reshape(n_items, -1, n_annotators).any(axis=1).sum(axis=0)
-    prior = np.array([weights.chi2_isf(0.025, int(k)) for k in judged])
+    on_item = mask.reshape(n_items, -1, n_annotators).any(axis=1)
+    judged = on_item.sum(axis=0)
+    with_company = sum(1 for i in range(n_items) for a in range(n_annotators) if on_item[i, a] and on_item[i].sum() > 1)
+    prior = np.array([weights.chi2_isf(0.025, int(k) + prior_items) for k in judged])
     reliability = np.ones(n_annotators)
     consensus_before = None
     for _ in range(100):
@@ -68,7 +72,8 @@ def test_consensus_of_the_others_matches_a_loop(seed: int, distance: str) -> Non
                 if distance == "szmidt_kacprzyk":
                     squared = 0.5 * (squared + (d_mu + d_nu) ** 2)
                 totals[a] += squared
-        reliability = prior / np.maximum(totals, 1e-5)
+        pooled = totals.sum() / with_company
+        reliability = prior / np.maximum(totals + prior_items * pooled, 1e-5)
         consensus = np.array(
             [
                 np.dot(reliability[mask[cell]], mu[cell][mask[cell]]) / reliability[mask[cell]].sum()
@@ -81,6 +86,13 @@ def test_consensus_of_the_others_matches_a_loop(seed: int, distance: str) -> Non
             if change / np.sum(consensus**2) < 1e-12:
                 break
         consensus_before = consensus
-    result = weights.iterative_consensus_weights(mu, nu, mask, distance=distance, tol=1e-14)  # type: ignore[arg-type]
+    result = weights.iterative_consensus_weights(
+        mu,
+        nu,
+        mask,
+        distance=distance,  # type: ignore[arg-type]
+        tol=1e-14,
+        prior_items=prior_items,
+    )
     assert result.converged
     np.testing.assert_allclose(result.weight, reliability / reliability.sum(), rtol=1e-6)

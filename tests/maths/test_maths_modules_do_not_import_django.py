@@ -12,7 +12,8 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 def test_importing_the_maths_pulls_in_no_django() -> None:
     code = (
         "import sys\n"
-        "import aggregation.ifs, aggregation.agreement, aggregation.weights, aggregation.comparisons\n"
+        "import aggregation.ifs, aggregation.agreement, aggregation.intervals, aggregation.weights\n"
+        "import aggregation.comparisons\n"
         "loaded = sorted(name for name in sys.modules if name == 'django' or name.startswith('django.'))\n"
         "print(','.join(loaded))\n"
     )

@@ -55,13 +55,14 @@ def test_no_pairs_gives_no_value() -> None:
     assert result.as_dict() == {"value": None, "n": 0, "ci": None}
 
 
-def test_bootstrap_interval_is_added_on_request() -> None:
+def test_interval_over_items_is_added_on_request() -> None:
     rng = np.random.default_rng(3)
     labels = np.sign(rng.normal(0.3, 1.0, (300, 4)))
-    result = agreement.pairwise_agreement(labels, n_boot=500, seed=5)
+    assert agreement.pairwise_agreement(labels).ci is None
+    result = agreement.pairwise_agreement(labels, interval=True)
     assert result.ci is not None
     assert result.value is not None
     low, high = result.ci
     assert low < result.value < high
     assert high - low < 0.15
-    assert agreement.pairwise_agreement(labels, n_boot=500, seed=5).ci == result.ci
+    assert agreement.pairwise_agreement(labels, interval=True).ci == result.ci

@@ -83,7 +83,7 @@ def test_same_preferences_in_three_modes_give_the_same_nominal_figures() -> None
     mu = np.stack([np.clip(scores_0, 0, 1), np.clip(scores_1, 0, 1)], axis=1)
     nu = np.stack([np.clip(-scores_0, 0, 1), np.clip(-scores_1, 0, 1)], axis=1)
     ifs_s = agreement.signed_preference_ifs(mu, nu)
-    figures = [agreement.cross_mode_agreement(s, n_boot=0) for s in (binary, likert, ifs_s)]
+    figures = [agreement.cross_mode_agreement(s, interval=False) for s in (binary, likert, ifs_s)]
     for key in ("alpha_nominal", "pairwise_with_ties", "pairwise_without_ties"):
         assert figures[0][key].value == pytest.approx(figures[1][key].value)
         assert figures[0][key].value == pytest.approx(figures[2][key].value)

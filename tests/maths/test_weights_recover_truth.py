@@ -120,11 +120,16 @@ def test_iterative_consensus_converges_and_recovers_the_truth(data) -> None:
 
 
 def test_consensus_including_oneself_lets_one_careful_annotator_take_over(data) -> None:
-    """Why exclude_self is the default: with self-inclusion the careful annotators compete for the weight."""
-    result = weights.iterative_consensus_weights(data["mu"], data["nu"], data["mask"], exclude_self=False)
+    """Why exclude_self is the default: with self-inclusion (and no shrinkage) the careful annotators compete for
+    the weight; the shrinkage toward equal weight tempers that feedback too."""
+    result = weights.iterative_consensus_weights(
+        data["mu"], data["nu"], data["mask"], exclude_self=False, prior_items=0
+    )
     assert result.converged
     assert result.weight.max() > 0.9
     assert int(np.argmax(result.weight)) in CAREFUL
+    shrunk = weights.iterative_consensus_weights(data["mu"], data["nu"], data["mask"], exclude_self=False)
+    assert shrunk.weight.max() < 0.5
 
 
 def test_without_gold_or_repeats_the_weight_rests_on_agreement(data) -> None:

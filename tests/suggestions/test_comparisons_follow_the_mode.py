@@ -110,9 +110,15 @@ def test_a_relabel_after_the_after_label_resolution_counts_as_shown():
     Annotation.objects.filter(pk=changed.pk).update(suggestion_shown=True, revision_count=2)
 
     figures = suggestion_figures_recompute(project_id=project.pk)
-    assert figures["blind"]["agreement"] == {"value": 0.0, "n": 1, "ci": figures["blind"]["agreement"]["ci"]}
+    # One comparison a side: counted on the right side, and too few to show as a figure.
+    assert figures["blind"]["agreement"] == {
+        "value": None,
+        "n": 1,
+        "ci": None,
+        "reason": "needs 5 comparisons (1 so far)",
+    }
     assert figures["shown"]["agreement"]["n"] == 1
-    assert figures["shown"]["agreement"]["value"] == 1.0
+    assert figures["shown"]["agreement"]["value"] is None
 
 
 def _queries_for_recompute(project: Project) -> int:
