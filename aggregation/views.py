@@ -150,7 +150,9 @@ def _over_time_chart(points: Any) -> str:
         series=[svg.Series(name=labels.get(key, key.replace("_", " ")), points=pts) for key, pts in series.items()],
         title=title,
         x_labels=x_labels,
-        low=min(0.0, *[y for pts in series.values() for _, y in pts if y is not None]) if series else 0.0,
+        # min() of a list: with one argument min(0.0, *[]) would try to iterate the float (a 500 before agreement
+        # can be computed, e.g. after the first label).
+        low=min([0.0, *[y for pts in series.values() for _, y in pts if y is not None]]),
     )
 
 
