@@ -255,3 +255,19 @@ def test_a_change_that_touches_no_figure_marks_nothing_stale(lead, lead_client, 
     assert project.settings_version == version
     assert not callbacks
     assert _staleness_seen(lead_client, project) == FRESH
+
+
+def test_an_export_job_records_that_it_wrote_stale_figures(lead, lead_client, django_capture_on_commit_callbacks):
+    from aggregation.export import ExportOptions
+    from aggregation.export_tasks import export_job_run, export_job_start
+
+    project = _project(lead)
+    with django_capture_on_commit_callbacks(execute=False):
+        _settings_form(lead_client, project, aggregation_operator="ifwa")
+        job = export_job_start(project=project, user=lead, options=ExportOptions())
+    export_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert (job.result["stale"], job.result["stale_reason"]) == (True, NOTICE)
+    download = lead_client.get(f"/api/jobs/{job.pk}/download/")
+    assert download.status_code == 200
+    assert download["X-Penumbra-Stale"] == f"1; {NOTICE}"
