@@ -25,10 +25,14 @@ from aggregation.export import FORMATS, PAIRS, TIES, ExportOptions, export_filen
 from aggregation.export_tasks import export_job_start
 from aggregation.handoff import handoff_apply, handoff_undo
 from aggregation.models import AnnotatorAggregate, HandoffDecision, ItemAggregate, ProjectAggregate, Provenance
+from aggregation.selectors import Staleness, figures_staleness
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
 from projects.models import Job, Suggestion, SuggestionValue
 from projects.selectors import project_get_for_lead
 from projects.suggestions import suggestion_job_start
+
+#: Set on every export answer: "1; reason" while the figures lag behind the labels or the settings, else "0".
+STALE_HEADER = "X-Penumbra-Stale"
 
 AGREEMENT_FIGURES = ("pairwise_with_ties", "pairwise_without_ties", "alpha_nominal", "alpha_interval", "ifs")
 
@@ -53,10 +57,18 @@ def _figure(raw: Any) -> dict[str, Any]:
     }
 
 
-def stats_for(aggregate: ProjectAggregate | None) -> dict[str, Any]:
-    agreement = aggregate.agreement if aggregate else {}
-    suggestions = aggregate.suggestions if aggregate else {}
+def stale_header(staleness: Staleness) -> str:
+    return f"1; {staleness.reason}" if staleness.stale else "0"
+
+
+def stats_for(aggregate: ProjectAggregate | None, staleness: Staleness | None = None) -> dict[str, Any]:
+    agreement = (aggregate.agreement if aggregate else None) or {}
+    suggestions = (aggregate.suggestions if aggregate else None) or {}
+    staleness = staleness or Staleness()
     return {
+        "stale": staleness.stale,
+        "stale_reasons": list(staleness.reasons),
+        "stale_reason": staleness.reason,
         "agreement": {name: _figure(agreement.get(name)) for name in AGREEMENT_FIGURES},
         "blind": {"agreement": _figure((suggestions.get("blind") or {}).get("agreement"))},
         "shown": {"agreement": _figure((suggestions.get("shown") or {}).get("agreement"))},
@@ -93,6 +105,13 @@ STATS = inline_serializer(
         "human_human": inline_serializer(name="HumanHumanFigures", fields={"blind": FIGURE, "shown": FIGURE}),
         "handoff": serializers.DictField(),
         "progress": serializers.DictField(),
+        "stale": serializers.BooleanField(
+            help_text="The figures lag behind new labels or a settings change; a recomputation is under way."
+        ),
+        "stale_reasons": serializers.ListField(
+            child=serializers.ChoiceField(choices=["new_labels", "settings_changed"])
+        ),
+        "stale_reason": serializers.CharField(allow_null=True),
         "computed_at": serializers.DateTimeField(allow_null=True),
         "agreement_computed_at": serializers.DateTimeField(allow_null=True),
         "suggestions_computed_at": serializers.DateTimeField(allow_null=True),
@@ -112,7 +131,8 @@ class StatsApi(APIView):
     )
     def get(self, request: Request, project_id: int) -> Response:
         project = project_get_for_lead(user=request.user, project_id=project_id)
-        return Response(stats_for(ProjectAggregate.objects.filter(project=project).first()))
+        aggregate = ProjectAggregate.objects.filter(project=project).first()
+        return Response(stats_for(aggregate, figures_staleness(project=project, aggregate=aggregate)))
 
 
 class ItemAggregateSerializer(serializers.ModelSerializer):
@@ -286,6 +306,7 @@ class ExportApi(APIView):
         response = StreamingHttpResponse(lines, content_type="application/jsonl; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{export_filename(project=project, options=options)}"'
         response["X-Accel-Buffering"] = "no"
+        response[STALE_HEADER] = stale_header(figures_staleness(project=project))
         return response
 
     @extend_schema(parameters=EXPORT_PARAMETERS, request=None, responses={202: JOB_ACCEPTED})
@@ -306,12 +327,15 @@ class ExportDownloadApi(APIView):
         job = Job.objects.get(pk=job_id, project=project)
         if job.status != Job.Status.DONE or "file" not in job.result:
             raise ValidationError({"job": f"The export is {job.status}; download it once it is done."})
-        return FileResponse(
+        response = FileResponse(
             default_storage.open(job.result["file"], "rb"),
             as_attachment=True,
             filename=job.result.get("filename", "export.jsonl"),
             content_type="application/jsonl",
         )
+        # Staleness as it was when the job wrote the file (older jobs did not record it: "0").
+        response[STALE_HEADER] = f"1; {job.result.get('stale_reason')}" if job.result.get("stale") else "0"
+        return response
 
 
 class HandoffDecisionSerializer(serializers.ModelSerializer):

@@ -6,6 +6,12 @@ are scheduled DEBOUNCED: a Redis key ``penumbra:<queue>:project-recompute:<id>``
 pending, so a burst of saves costs one project run. The task deletes the key when it starts, so a save that lands
 during a run schedules the next one.
 
+A settings change (``on_settings_changed``: the operator, weight coefficients, tie tolerance, criterion weights,
+handoff rule …, see projects.services.FIGURE_SETTINGS) has no items of its own: it sends ``project_recompute`` at once,
+not debounced and not behind a pending flag, because a pending run may have read the old settings already. The
+project run notices item aggregates computed with an older ``Project.settings_version`` and recomputes them all,
+so the same task serves both events, and reconciliation finds settings-stale aggregates too.
+
 Nothing here may make a save fail: broker or Redis errors are logged and the periodic ``aggregates_reconcile``
 task finds the stale aggregates later (the aggregate timestamps are the source of truth, not the queue).
 
@@ -39,6 +45,23 @@ def on_annotations_changed(*, project_id: int, item_ids: list[int]) -> None:
     """Schedule recomputation of these items and (debounced) of the project, after the transaction commits."""
     ids = sorted({int(i) for i in item_ids})
     transaction.on_commit(partial(_after_commit, int(project_id), ids))
+
+
+def on_settings_changed(*, project_id: int) -> None:
+    """Schedule a recomputation of the whole project (items, weights, figures, handoff), after the commit."""
+    transaction.on_commit(partial(_after_settings_commit, int(project_id)))
+
+
+def _after_settings_commit(project_id: int) -> None:
+    if getattr(settings, "AGGREGATION_IN_THREAD", False):
+        _embedded_runner.submit(project_id, [])
+        return
+    from aggregation import tasks
+
+    try:
+        tasks.project_recompute.delay(project_id)
+    except Exception:
+        logger.exception("Could not run or enqueue the settings recomputation of %s; reconciliation will", project_id)
 
 
 def _after_commit(project_id: int, item_ids: list[int]) -> None:

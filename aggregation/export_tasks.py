@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from aggregation.export import ExportOptions, check_export_options, export_count, export_filename, export_lines
+from aggregation.selectors import figures_staleness
 from projects.models import Job, Project
 
 logger = logging.getLogger(__name__)
@@ -65,6 +66,8 @@ def export_job_run(*, job_id: int) -> None:
             last = time.monotonic()
             Job.objects.filter(pk=job.pk).update(progress_done=done)
 
+    # Read before the lines: the file holds figures at least this old (the download repeats it as a header).
+    staleness = figures_staleness(project=job.project)
     result: dict[str, Any] = {}
     try:
         lines = 0
@@ -72,7 +75,13 @@ def export_job_run(*, job_id: int) -> None:
             for line in export_lines(project=job.project, options=options, on_unit=on_unit):
                 handle.write(line.encode())
                 lines += 1
-        result = {"file": path, "lines": lines, "filename": export_filename(project=job.project, options=options)}
+        result = {
+            "file": path,
+            "lines": lines,
+            "filename": export_filename(project=job.project, options=options),
+            "stale": staleness.stale,
+            "stale_reason": staleness.reason,
+        }
         status = Job.Status.DONE
     except Exception:
         logger.exception("export job %s failed", job_id)

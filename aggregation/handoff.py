@@ -85,7 +85,8 @@ def _store_evaluation(project: Project, evaluation: dict[str, Any]) -> None:
     aggregate, _ = ProjectAggregate.objects.get_or_create(project=project)
     aggregate = ProjectAggregate.objects.select_for_update().get(pk=aggregate.pk)
     aggregate.suggestions = {**(aggregate.suggestions or {}), "handoff": evaluation}
-    aggregate.save(update_fields=["suggestions"])
+    aggregate.suggestions_settings_version = project.settings_version
+    aggregate.save(update_fields=["suggestions", "suggestions_settings_version"])
 
 
 @transaction.atomic
@@ -207,6 +208,7 @@ def handoff_apply(*, project: Project, user: User | None = None) -> HandoffDecis
                 signed_preference=float((scores[0] - scores[1]) / 2),
                 n_annotators=0,
                 source_updated_at=None,
+                settings_version=project.settings_version,
                 computed_at=now,
             )
         )

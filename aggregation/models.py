@@ -43,10 +43,13 @@ class ItemAggregate(models.Model):
     n_annotators = models.PositiveSmallIntegerField(default=0)
     # The newest annotation this aggregate has seen: an annotation updated later means it is stale.
     source_updated_at = models.DateTimeField(null=True)
+    # Project.settings_version this row was computed with; lower than the project's means a setting changed since.
+    settings_version = models.PositiveIntegerField(default=0)
     computed_at = models.DateTimeField()
 
     class Meta:
         indexes = [
+            models.Index(fields=["project", "settings_version"], name="item_aggregate_settings_idx"),
             models.Index(fields=["project", "provenance"], name="item_aggregate_provenance_idx"),
             models.Index(fields=["project", "hesitation"], name="item_aggregate_hesitation_idx"),
             models.Index(fields=["project", "agreement"], name="item_aggregate_agreement_idx"),
@@ -102,6 +105,7 @@ class AnnotatorAggregate(models.Model):
     mean_hesitation = models.FloatField(null=True)
     blind_agreement = models.FloatField(null=True, help_text="Agreement with the LLM on this annotator's blind labels.")
     blind_n = models.PositiveIntegerField(default=0)
+    settings_version = models.PositiveIntegerField(default=0)
     computed_at = models.DateTimeField()
 
     class Meta:
@@ -127,6 +131,10 @@ class ProjectAggregate(models.Model):
     plots = models.JSONField(default=dict)
     progress = models.JSONField(default=dict)
     source_updated_at = models.DateTimeField(null=True)
+    # Project.settings_version behind ``agreement``/``plots``/``progress``, and behind ``suggestions`` (its handoff
+    # evaluation included): two writers, two stamps.
+    settings_version = models.PositiveIntegerField(default=0)
+    suggestions_settings_version = models.PositiveIntegerField(default=0)
     agreement_computed_at = models.DateTimeField(null=True)
     suggestions_computed_at = models.DateTimeField(null=True)
     computed_at = models.DateTimeField(null=True)

@@ -12,9 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Prefetch
+from django.db.models import Exists, OuterRef, Prefetch, Subquery
 
-from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, ResponseAggregate
+from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from annotation.models import Annotation, JudgmentValue
 from projects.models import Criterion, Item, Membership, Project
 from projects.selectors import item_get_for_user, project_get_for_lead
@@ -27,6 +27,94 @@ REVIEW_QUEUE_LENGTH = 10
 # scan of every item on each page view.
 CONFIDENT_HESITATION_MAX = 0.25
 DISAGREEMENT_AGREEMENT_BELOW = 0.75
+
+
+STALE_NEW_LABELS = "new_labels"
+STALE_SETTINGS = "settings_changed"
+STALE_REASONS = {
+    STALE_NEW_LABELS: "new labels: recomputing",
+    STALE_SETTINGS: "stale: recomputing after a settings change",
+}
+
+
+@dataclass(frozen=True)
+class Staleness:
+    """Whether stored figures lag behind the labels or the settings, and why (keys of STALE_REASONS)."""
+
+    reasons: tuple[str, ...] = ()
+    newest_label_at: datetime | None = None
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.reasons)
+
+    @property
+    def settings_changed(self) -> bool:
+        return STALE_SETTINGS in self.reasons
+
+    @property
+    def new_labels(self) -> bool:
+        return STALE_NEW_LABELS in self.reasons
+
+    @property
+    def reason(self) -> str | None:
+        """In words, for a badge, the stats API and the export header; None when fresh."""
+        return "; ".join(STALE_REASONS[r] for r in self.reasons) or None
+
+
+_UNKNOWN: Any = object()
+
+
+def figures_staleness(
+    *, project: Project, aggregate: ProjectAggregate | None = _UNKNOWN, newest_label_at: datetime | None = _UNKNOWN
+) -> Staleness:
+    """The one answer to "is this figure stale", for the dashboard, the stats API and the exports.
+
+    Rules:
+    - ``new_labels``: a label was saved or edited after the project figures were computed (the newest annotation's
+      ``updated_at`` is later than ``ProjectAggregate.source_updated_at``, or labels exist and no figures yet).
+    - ``settings_changed``: ``Project.settings_version`` (bumped by projects.services on every figure-relevant
+      setting) is higher than the version the project figures, their suggestion / handoff part, any annotator
+      weight or any human item aggregate were computed with. ``model_handoff`` item aggregates are not counted:
+      they come from the LLM's suggestion, not from the settings-dependent maths.
+    A project without labels and without figures is never stale. Callers that already hold the aggregate or the
+    newest label time pass them; the rest is one query (the newest label through the (project, updated_at) index
+    and two indexed EXISTS).
+    """
+    if aggregate is _UNKNOWN:
+        aggregate = ProjectAggregate.objects.filter(project=project).first()
+    version = project.settings_version
+    newest = Annotation.objects.filter(project_id=OuterRef("pk")).order_by("-updated_at").values("updated_at")[:1]
+    found = (
+        Project.objects.filter(pk=project.pk)
+        .annotate(
+            newest=Subquery(newest),
+            annotators_behind=Exists(
+                AnnotatorAggregate.objects.filter(project_id=OuterRef("pk"), settings_version__lt=version)
+            ),
+            items_behind=Exists(
+                ItemAggregate.objects.filter(
+                    project_id=OuterRef("pk"), provenance=Provenance.HUMAN, settings_version__lt=version
+                )
+            ),
+        )
+        .values("newest", "annotators_behind", "items_behind")
+        .first()
+    ) or {"newest": None, "annotators_behind": False, "items_behind": False}
+    if newest_label_at is _UNKNOWN:
+        newest_label_at = found["newest"]
+    reasons: list[str] = []
+    if newest_label_at is not None:
+        seen = aggregate.source_updated_at if aggregate else None
+        if seen is None or newest_label_at > seen:
+            reasons.append(STALE_NEW_LABELS)
+    if (
+        (aggregate is not None and min(aggregate.settings_version, aggregate.suggestions_settings_version) < version)
+        or found["annotators_behind"]
+        or found["items_behind"]
+    ):
+        reasons.append(STALE_SETTINGS)
+    return Staleness(reasons=tuple(reasons), newest_label_at=newest_label_at)
 
 
 @dataclass(frozen=True)
@@ -47,14 +135,12 @@ class Dashboard:
     has_items: bool
     review: ReviewQueue
     newest_label_at: datetime | None = None
+    staleness: Staleness = Staleness()
 
     @property
     def stale(self) -> bool:
-        """Labels arrived after the figures were computed: the background recomputation has not caught up yet."""
-        if self.newest_label_at is None:
-            return False
-        seen = self.aggregate.source_updated_at if self.aggregate else None
-        return seen is None or self.newest_label_at > seen
+        """Labels or a settings change arrived after the figures were computed (figures_staleness)."""
+        return self.staleness.stale
 
     @property
     def agreement(self) -> dict[str, Any]:
@@ -99,6 +185,7 @@ def dashboard_get(*, user: AnyUser, project_id: int) -> Dashboard:
     annotator_aggregates = list(
         AnnotatorAggregate.objects.filter(project=project).select_related("annotator").order_by("-weight", "id")
     )
+    staleness = figures_staleness(project=project, aggregate=aggregate)
     return Dashboard(
         project=project,
         aggregate=aggregate,
@@ -107,11 +194,8 @@ def dashboard_get(*, user: AnyUser, project_id: int) -> Dashboard:
         annotator_aggregates=annotator_aggregates,
         has_items=Item.objects.filter(project=project).exists(),
         review=review_queue_get(project=project),
-        # One row through the (project, updated_at) index, however many labels there are.
-        newest_label_at=Annotation.objects.filter(project=project)
-        .order_by("-updated_at")
-        .values_list("updated_at", flat=True)
-        .first(),
+        newest_label_at=staleness.newest_label_at,
+        staleness=staleness,
     )
 
 

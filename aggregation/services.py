@@ -445,6 +445,7 @@ ITEM_COLUMNS = (
     "vote_tie",
     "n_annotators",
     "source_updated_at",
+    "settings_version",
     "computed_at",
 )
 #: From this many response rows on, PostgreSQL writes go through COPY and a merge (a whole project); fewer (a
@@ -640,6 +641,7 @@ def item_aggregates_recompute(
                 vote_tie,
                 count,
                 newest.get(item_id),
+                project.settings_version,
                 now,
             )
             for item_id, best, worst, p_best, margin, hesitation, agreement, signed, vote_tie, count in zip(
@@ -793,6 +795,7 @@ def annotator_aggregates_recompute(*, project_id: int) -> bool:
             n_labels=int(n_labels[a]),
             median_time_ms=None if not np.isfinite(median_time[a]) else round(float(median_time[a])),
             mean_hesitation=_optional(mean_hesitation[a]),
+            settings_version=project.settings_version,
             computed_at=now,
         )
         for a in range(n_annotators)
@@ -812,6 +815,7 @@ def annotator_aggregates_recompute(*, project_id: int) -> bool:
             "n_labels",
             "median_time_ms",
             "mean_hesitation",
+            "settings_version",
             "computed_at",
         ],
     )
@@ -1005,6 +1009,7 @@ def project_agreement_recompute(*, project_id: int) -> ProjectAggregate:
         plots=plots,
         progress=_progress(project, data),
         source_updated_at=newest,
+        settings_version=project.settings_version,
         agreement_computed_at=now,
         computed_at=now,
     )
@@ -1012,7 +1017,15 @@ def project_agreement_recompute(*, project_id: int) -> ProjectAggregate:
         [aggregate],
         update_conflicts=True,
         unique_fields=["project"],
-        update_fields=["agreement", "plots", "progress", "source_updated_at", "agreement_computed_at", "computed_at"],
+        update_fields=[
+            "agreement",
+            "plots",
+            "progress",
+            "source_updated_at",
+            "settings_version",
+            "agreement_computed_at",
+            "computed_at",
+        ],
     )
     return cast(ProjectAggregate, ProjectAggregate.objects.get(project_id=project.pk))
 
@@ -1035,12 +1048,21 @@ def _weights_moved(before: dict[int, float], after: dict[int, float]) -> bool:
     return any(abs(before[a] - after[a]) > WEIGHT_CHANGE_TOLERANCE * largest for a in after)
 
 
+def _items_behind_settings(project_id: int) -> bool:
+    """Some human item aggregate was computed before the project's last figure-relevant settings change."""
+    behind = Project.objects.filter(pk=project_id).values("settings_version")[:1]
+    return ItemAggregate.objects.filter(
+        project_id=project_id, provenance=Provenance.HUMAN, settings_version__lt=Subquery(behind)
+    ).exists()
+
+
 def project_aggregates_recompute(*, project_id: int) -> dict[str, Any]:
-    """The project-level run, in order: annotator weights; every item aggregate if the weights moved; agreement,
+    """The project-level run, in order: annotator weights; every item aggregate if the weights moved or a setting
+    changed since they were computed (Project.settings_version); agreement,
     plots and progress; then the suggestion figures and the handoff evaluation (their own services). Each step
     commits on its own, so a failure later leaves the earlier figures written. Returns what it did."""
     moved = annotator_aggregates_recompute(project_id=project_id)
-    items = item_aggregates_recompute(project_id=project_id) if moved else 0
+    items = item_aggregates_recompute(project_id=project_id) if moved or _items_behind_settings(project_id) else 0
     project_agreement_recompute(project_id=project_id)
     # After the agreement: the suggestion figures put the human-human ceiling beside the model's agreement.
     suggestion_figures_recompute(project_id=project_id)
@@ -1060,6 +1082,7 @@ def stale_items_list(*, limit: int | None = None) -> dict[int, list[int]]:
             Q(aggregate__isnull=True)
             | Q(aggregate__source_updated_at__isnull=True)
             | Q(aggregate__source_updated_at__lt=F("newest"))
+            | Q(aggregate__provenance=Provenance.HUMAN, aggregate__settings_version__lt=F("project__settings_version"))
         )
         .order_by("project_id", "pk")
         .values_list("project_id", "pk")
@@ -1073,15 +1096,20 @@ def stale_items_list(*, limit: int | None = None) -> dict[int, list[int]]:
 
 
 def stale_projects_list() -> list[int]:
-    """Projects with annotations whose ProjectAggregate is missing or older than their newest annotation."""
+    """Projects with annotations whose ProjectAggregate is missing or older than their newest annotation, and
+    projects whose figures were computed before their last figure-relevant settings change."""
     newest = Annotation.objects.filter(project_id=OuterRef("pk")).order_by("-updated_at").values("updated_at")[:1]
     return list(
         Project.objects.annotate(newest=Subquery(newest))
-        .filter(newest__isnull=False)
         .filter(
-            Q(aggregate__isnull=True)
-            | Q(aggregate__source_updated_at__isnull=True)
-            | Q(aggregate__source_updated_at__lt=F("newest"))
+            Q(
+                newest__isnull=False,
+                aggregate__isnull=True,
+            )
+            | Q(newest__isnull=False, aggregate__source_updated_at__isnull=True)
+            | Q(newest__isnull=False, aggregate__source_updated_at__lt=F("newest"))
+            | Q(aggregate__settings_version__lt=F("settings_version"))
+            | Q(aggregate__suggestions_settings_version__lt=F("settings_version"))
         )
         .order_by("pk")
         .values_list("pk", flat=True)

@@ -273,7 +273,8 @@ def suggestion_figures_recompute(*, project_id: int) -> dict[str, Any]:
         figures["handoff"] = aggregate.suggestions["handoff"]
     aggregate.suggestions = figures
     aggregate.suggestions_computed_at = timezone.now()
-    aggregate.save(update_fields=["suggestions", "suggestions_computed_at"])
+    aggregate.suggestions_settings_version = project.settings_version
+    aggregate.save(update_fields=["suggestions", "suggestions_computed_at", "suggestions_settings_version"])
 
     per_annotator = figures["per_annotator"]
     rows = list(AnnotatorAggregate.objects.filter(project=project).only("id", "annotator_id"))

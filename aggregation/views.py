@@ -63,9 +63,33 @@ def figure(raw: Any) -> dict[str, Any]:
     }
 
 
+NEEDS_OVERLAP = "needs 2 annotators on the same item"
+
+
+def figure_missing_reason(key: str, row: dict[str, Any], *, project: Any, stored: dict[str, Any]) -> str:
+    """Why a computed agreement figure has no value, in words, so the page never prints a number it does not have."""
+    if not isinstance(stored.get(key), dict):
+        return "not computed yet"
+    if key == "ifs" and project.mode != "ifs":
+        return "needs IFS slider labels (this project labels in another mode)"
+    if not row["n"]:
+        if key == "pairwise_without_ties" and figure(stored.get("pairwise_with_ties"))["n"]:
+            return "needs 2 annotators on the same item who do not both answer tie"
+        return NEEDS_OVERLAP
+    if key.startswith("alpha"):
+        return "needs some variety among the labels (α is undefined when every label is the same)"
+    return "too little data"
+
+
 def _agreement_context(dashboard: Dashboard) -> dict[str, Any]:
     stored = dashboard.agreement
     rows = [{"key": key, "label": label, **figure(stored.get(key))} for key, label in AGREEMENT_FIGURES]
+    for row in rows:
+        row["missing"] = (
+            None
+            if row["computed"]
+            else figure_missing_reason(row["key"], row, project=dashboard.project, stored=stored)
+        )
     lows = [r["low"] if r["low"] is not None else r["value"] for r in rows if r["value"] is not None]
     axis_low = max(-1.0, math.floor(min([0.0, *lows]) * 5) / 5)
     chart = svg.interval_plot(
@@ -84,7 +108,12 @@ def _agreement_context(dashboard: Dashboard) -> dict[str, Any]:
         high=1.0,
         reference=0.0 if axis_low < 0 else None,
     )
-    return {"agreement_rows": rows, "agreement_svg": mark_safe(chart), "agreement_computed": bool(stored)}
+    return {
+        "agreement_rows": rows,
+        "agreement_svg": mark_safe(chart),
+        "agreement_computed": bool(stored),
+        "agreement_any_value": any(r["computed"] for r in rows),
+    }
 
 
 def _progress_context(dashboard: Dashboard) -> dict[str, Any]:
@@ -130,6 +159,16 @@ def _progress_context(dashboard: Dashboard) -> dict[str, Any]:
     }
 
 
+def _over_time_has_values(points: Any) -> bool:
+    return isinstance(points, list) and any(
+        _number(_dict(raw).get("value") if isinstance(raw, dict) else raw) is not None
+        for point in points
+        if isinstance(point, dict)
+        for key, raw in point.items()
+        if key not in _TIME_KEYS
+    )
+
+
 def _over_time_chart(points: Any) -> str:
     title = "Agreement over time"
     if not isinstance(points, list) or not points:
@@ -150,7 +189,9 @@ def _over_time_chart(points: Any) -> str:
         series=[svg.Series(name=labels.get(key, key.replace("_", " ")), points=pts) for key, pts in series.items()],
         title=title,
         x_labels=x_labels,
-        low=min(0.0, *[y for pts in series.values() for _, y in pts if y is not None]) if series else 0.0,
+        # min() of a list: with one argument min(0.0, *[]) would try to iterate the float (a 500 before agreement
+        # can be computed, e.g. after the first label).
+        low=min([0.0, *[y for pts in series.values() for _, y in pts if y is not None]]),
     )
 
 
@@ -197,6 +238,10 @@ def _plots_context(dashboard: Dashboard) -> dict[str, Any]:
         "plots_computed": bool(plots),
         "histograms": histograms,
         "over_time_svg": mark_safe(_over_time_chart(plots.get("agreement_over_time"))),
+        "over_time_missing": None if _over_time_has_values(plots.get("agreement_over_time")) else NEEDS_OVERLAP,
+        "histograms_missing": (
+            "needs IFS slider labels (this project labels in another mode)" if dashboard.project.mode != "ifs" else None
+        ),
         "weights_svg": mark_safe(weights),
     }
 

@@ -78,6 +78,9 @@ class Project(models.Model):
     llm_api_key = models.CharField(max_length=300, blank=True, help_text="Empty: LLM_API_KEY from the environment.")
     llm_instruction_template = models.TextField(blank=True)
 
+    # Bumped by projects.services whenever a setting that figures are computed from changes (FIGURE_SETTINGS there,
+    # and criterion weights); every aggregate stores the version it was computed with, so an older one is stale.
+    settings_version = models.PositiveIntegerField(default=0)
     # Set by the first saved annotation; from then on the blind rate of existing items is frozen.
     labelling_started_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -11,10 +11,11 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Case, Q, Value, When
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 from django.utils.text import slugify
 
+from aggregation import dispatch
 from projects import blind
 from projects.models import Criterion, Item, Membership, Project
 
@@ -42,6 +43,28 @@ EDITABLE_SETTINGS = (
     "llm_model",
     "llm_api_key",
     "llm_instruction_template",
+)
+
+
+# Settings the stored figures are computed from (aggregates, weights, agreement, progress, the handoff verdict).
+# Changing one bumps Project.settings_version, which marks every figure stale until the recompute it schedules lands.
+FIGURE_SETTINGS = frozenset(
+    {
+        "mode",
+        "likert_points",
+        "overlap",
+        "blind_rate",
+        "minimum_blind_sample",
+        "tie_tolerance",
+        "handoff_agreement_threshold",
+        "handoff_minimum_blind_comparisons",
+        "handoff_rule",
+        "handoff_trigger",
+        "aggregation_operator",
+        "weight_consistency",
+        "weight_expertise",
+        "weight_agreement",
+    }
 )
 
 
@@ -148,15 +171,17 @@ def project_create(
 def project_update(*, project: Project, changes: dict[str, Any]) -> Project:
     project = Project.objects.select_for_update().get(pk=project.pk)
     check_project_settings(project=project, changes=changes)
-    blind_changed = any(
-        field in changes and changes[field] != getattr(project, field)
-        for field in ("blind_rate", "minimum_blind_sample")
-    )
+    changed = {field for field, field_value in changes.items() if field_value != getattr(project, field)}
     for field, field_value in changes.items():
         setattr(project, field, field_value)
+    figures_changed = bool(changed & FIGURE_SETTINGS)
+    if figures_changed:
+        project.settings_version += 1
     project.save()
-    if blind_changed:
+    if changed & {"blind_rate", "minimum_blind_sample"}:
         blind_sample_redraw(project=project)
+    if figures_changed:
+        dispatch.on_settings_changed(project_id=project.pk)
     return project
 
 
@@ -177,19 +202,29 @@ def check_criteria(criteria: Sequence[tuple[str, float]]) -> None:
 
 @transaction.atomic
 def criteria_set(*, project: Project, criteria: Sequence[tuple[str, float]]) -> list[Criterion]:
+    """Set a project's criteria; once they exist, any change of names or weights is a figure-relevant setting
+    change (settings_version bumped, recompute scheduled), like project_update's FIGURE_SETTINGS."""
     check_criteria(criteria)
+    before = list(project.criteria.order_by("position", "id").values_list("name", "weight"))
+    wanted = [(name.strip(), float(weight)) for name, weight in criteria]
     if project.labelling_started_at is not None:
-        existing = list(project.criteria.values_list("name", flat=True))
-        if sorted(existing) != sorted(name.strip() for name, _ in criteria):
+        if sorted(name for name, _ in before) != sorted(name for name, _ in wanted):
             raise ValidationError({"criteria": "Labelling has started: criteria can be re-weighted, not renamed."})
-        for position, (name, weight) in enumerate(criteria):
-            project.criteria.filter(name=name.strip()).update(weight=float(weight), position=position)
-        return list(project.criteria.all())
-    project.criteria.all().delete()
-    return [
-        Criterion.objects.create(project=project, name=name.strip(), weight=float(weight), position=position)
-        for position, (name, weight) in enumerate(criteria)
-    ]
+        for position, (name, weight) in enumerate(wanted):
+            project.criteria.filter(name=name).update(weight=weight, position=position)
+        result = list(project.criteria.all())
+    else:
+        project.criteria.all().delete()
+        result = [
+            Criterion.objects.create(project=project, name=name, weight=weight, position=position)
+            for position, (name, weight) in enumerate(wanted)
+        ]
+    # A project's first criteria (at creation) change no figure; only a change of existing ones does.
+    if before and sorted(before) != sorted(wanted):
+        Project.objects.filter(pk=project.pk).update(settings_version=F("settings_version") + 1)
+        project.refresh_from_db(fields=["settings_version"])
+        dispatch.on_settings_changed(project_id=project.pk)
+    return result
 
 
 @transaction.atomic

@@ -7,6 +7,9 @@
  * moved slider would surprise. The server validates again and refuses μ + ν > 1000 ‰ whatever the page sends.
  *
  * Values travel as integer per-mille (0..1000); the page shows percent.
+ *
+ * Time on item: the clock starts when an item's frame is set up (first load, and every frame htmx swaps in), counts
+ * only while the tab is visible (Page Visibility API), and is written into the form just before it is sent.
  */
 (function () {
   "use strict";
@@ -162,13 +165,6 @@
     frame.addEventListener("input", function (event) {
       if (event.target.classList.contains("slider")) keepWithinOne(event.target);
     });
-    var form = document.getElementById("annotate-form");
-    if (form) {
-      // htmx serialises the form after the submit event, so the time is in place for both paths.
-      form.addEventListener("submit", function () {
-        form.querySelector("input[name=time_spent_ms]").value = String(elapsedMs());
-      });
-    }
     var skipToggle = document.getElementById("skip-toggle");
     if (skipToggle) skipToggle.addEventListener("click", function () { toggle("skip-panel", "select"); });
     var helpToggle = document.getElementById("help-toggle");
@@ -177,10 +173,24 @@
     if (first) first.focus({ preventScroll: true });
   }
 
+  // Capture phase on the document runs before any listener on the form itself. htmx serialises the form inside
+  // its own submit listener, which it attaches when it processes swapped content, before htmx:afterSettle runs
+  // init(): a listener added to the form in init() came too late, and every item after the first was sent as 0 ms.
+  document.addEventListener(
+    "submit",
+    function (event) {
+      var form = event.target;
+      if (!form || form.id !== "annotate-form") return;
+      var field = form.querySelector("input[name=time_spent_ms]");
+      if (field) field.value = String(elapsedMs());
+    },
+    true
+  );
+
   // Time on item counts only while the tab is visible.
   document.addEventListener("visibilitychange", function () {
     if (document.visibilityState === "visible") {
-      state.lastVisible = performance.now();
+      if (!state.lastVisible) state.lastVisible = performance.now();
     } else if (state.lastVisible) {
       state.visibleMs += performance.now() - state.lastVisible;
       state.lastVisible = 0;
