@@ -39,7 +39,7 @@ run: migrate
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 worker: $(VENV)/.runtime
-	$(BIN)/celery -A config worker --loglevel=info
+	$(BIN)/celery -A config worker --loglevel=info --without-gossip --without-mingle --without-heartbeat
 
 beat: $(VENV)/.runtime
 	$(BIN)/celery -A config beat --loglevel=info

@@ -1,14 +1,22 @@
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from config.health import healthz
+
+# Swagger UI keeps its script in a separate file (the split view), but styles itself with inline styles: only this
+# page relaxes style-src.
+swagger_ui = csp_update({"style-src": ["'unsafe-inline'"]})(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", swagger_ui, name="api-docs"),
+    path("healthz/", healthz, name="healthz"),
     path("api/", include("projects.api_urls")),
     path("api/", include("annotation.api_urls")),
     path("api/", include("aggregation.api_urls")),

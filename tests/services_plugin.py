@@ -70,6 +70,8 @@ def _find_browser() -> None:
         MISSING["browser"] = "the playwright package is not installed"
 
 
+# The test client and the live server speak plain HTTP; production's HTTPS redirect and secure cookies stay off.
+os.environ.setdefault("PENUMBRA_HTTPS", "0")
 _find_postgres()
 _find_redis()
 _find_browser()
