@@ -7,6 +7,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -16,6 +17,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from projects import blind
+from projects.llm_url import LLMURLRefused, check_llm_base_url
 from projects.models import Criterion, Item, Membership, Project
 
 # Settings a lead may change through the page or the API, with their validation below.
@@ -103,6 +105,11 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
         errors["likert_points"] = "Expected an odd number, so the scale has a middle (no preference)."
     if "name" in changes and not str(changes["name"]).strip():
         errors["name"] = "A project needs a name."
+    if changes.get("llm_base_url"):
+        try:
+            check_llm_base_url(str(changes["llm_base_url"]), allow_private=settings.LLM_ALLOW_PRIVATE_URLS)
+        except LLMURLRefused as refused:
+            errors["llm_base_url"] = str(refused)
     coefficient_fields = ("weight_consistency", "weight_expertise", "weight_agreement")
     if any(f in changes for f in coefficient_fields) and not any(f in errors for f in coefficient_fields):
         total = sum(float(value(f)) for f in coefficient_fields)
