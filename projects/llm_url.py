@@ -20,7 +20,8 @@ from urllib.parse import urlsplit
 
 METADATA_NAMES = frozenset({"metadata.google.internal", "metadata", "instance-data", "instance-data.ec2.internal"})
 METADATA_ADDRESSES = frozenset(
-    ipaddress.ip_address(address) for address in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254")
+    ipaddress.ip_address(address)
+    for address in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254")
 )
 # Carrier-grade NAT space is not "private" to the ipaddress module but is no public endpoint either.
 _SHARED_ADDRESS_SPACE = ipaddress.ip_network("100.64.0.0/10")
