@@ -99,6 +99,10 @@ class AnnotationSerializer(serializers.ModelSerializer):
 class LabelImportSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="JSON Lines of labels (see annotation.label_import for the row shape).")
     skip_invalid = serializers.BooleanField(default=False)
+    allow_members = serializers.BooleanField(
+        default=False, help_text="Rows may name annotators of this project who have a login."
+    )
+    allow_leads = serializers.BooleanField(default=False, help_text="Rows may name leads of this project.")
 
 
 def _annotations(project: Project) -> QuerySet[Annotation]:
@@ -228,6 +232,8 @@ class LabelImportApi(APIView):
             user=request.user,
             kind=Job.Kind.IMPORT_LABELS,
             upload=data.validated_data["file"],
-            options={"skip_invalid": data.validated_data["skip_invalid"]},
+            options={
+                name: data.validated_data[name] for name in ("skip_invalid", "allow_members", "allow_leads")
+            },
         )
         return job_accepted(request, job)

@@ -183,6 +183,8 @@ def import_labels_job_run(*, job_id: int) -> None:
             lines=_lines(job.input_file),
             skip_invalid=bool(job.options.get("skip_invalid", False)),
             progress=progress,
+            allow_members=bool(job.options.get("allow_members", False)),
+            allow_leads=bool(job.options.get("allow_leads", False)),
         )
         return {"created": result.created, "skipped": result.skipped, "errors": _row_errors(result.errors)}
 

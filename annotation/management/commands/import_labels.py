@@ -14,13 +14,18 @@ from projects.management.commands.import_items import project_from_argument
 class Command(BaseCommand):
     help = (
         "Import existing human labels (binary, Likert or IFS) from JSON Lines; see annotation/label_import.py for the "
-        "row shape. Unknown annotators become members without a login."
+        "row shape. Unknown annotators become members without a login; existing accounts are refused unless "
+        "--allow-members / --allow-leads say otherwise."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project slug or id")
         parser.add_argument("file", type=Path)
         parser.add_argument("--skip-invalid", action="store_true", help="import the good rows, report the bad ones")
+        parser.add_argument(
+            "--allow-members", action="store_true", help="rows may name annotators of this project who have a login"
+        )
+        parser.add_argument("--allow-leads", action="store_true", help="rows may name leads of this project")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = project_from_argument(options["project"])
@@ -35,6 +40,8 @@ class Command(BaseCommand):
                     project=project,
                     lines=handle,
                     skip_invalid=options["skip_invalid"],
+                    allow_members=options["allow_members"],
+                    allow_leads=options["allow_leads"],
                     progress=lambda done: bar.update(max(0, done - bar.n)),
                 )
             except ImportRejected as exc:
