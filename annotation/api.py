@@ -232,8 +232,6 @@ class LabelImportApi(APIView):
             user=request.user,
             kind=Job.Kind.IMPORT_LABELS,
             upload=data.validated_data["file"],
-            options={
-                name: data.validated_data[name] for name in ("skip_invalid", "allow_members", "allow_leads")
-            },
+            options={name: data.validated_data[name] for name in ("skip_invalid", "allow_members", "allow_leads")},
         )
         return job_accepted(request, job)

@@ -20,8 +20,9 @@ One row a line, naming the item by its external id and the annotator by name::
   imported label counts as *blind* unless its row says ``"suggestion_shown": true``: import such data into a project
   without suggestions, or mark the rows, before reading blind figures.
 - Unknown annotators become members without a login. A name that is an existing account outside the project is
-  refused, and so are a lead and an annotator with a login unless the import allows them. A label for an annotator × item that already exists (in the
-  project or earlier in the file) is an error: imports never overwrite a label.
+  refused, and so are a lead and an annotator with a login unless the import allows them. A label for an
+  annotator × item that already exists (in the project or earlier in the file) is an error: imports never
+  overwrite a label.
 
 Every bad row is reported by line with its reason; the file is imported whole or not at all unless ``skip_invalid``.
 Rows are written in pages (bulk inserts) inside one transaction, so memory follows the page size, not the file.

@@ -240,7 +240,9 @@ def label_annotators_resolve(
                 "existing accounts to a project (name the annotator differently in the file)"
             )
         elif role == Membership.Role.LEAD and not allow_leads:
-            refused[name] = f"{name} is a lead of this project; labels are filed under a lead only when leads are allowed"
+            refused[name] = (
+                f"{name} is a lead of this project; labels are filed under a lead only when leads are allowed"
+            )
         elif role == Membership.Role.ANNOTATOR and user.has_usable_password() and not allow_members:
             refused[name] = (
                 f"{name} is an annotator of this project with a login; labels are filed under existing members only "
