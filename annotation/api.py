@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Annotation, JudgmentValue
+from annotation.selectors import annotation_created_by_save
 from annotation.services import annotation_save
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
 from projects.import_tasks import import_job_start
@@ -185,10 +186,12 @@ class AnnotationListApi(APIView):
         project = project_get_for_user(user=request.user, project_id=project_id)
         data = AnnotationWriteSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        existed = Annotation.objects.filter(item_id=data.validated_data["item"], annotator_id=request.user.pk).exists()
         annotation = _save(request, project, data.validated_data["item"], data.validated_data)
+        created = annotation_created_by_save(
+            annotation=annotation, client_token=data.validated_data.get("client_token")
+        )
         body = AnnotationSerializer(_annotations(project).get(pk=annotation.pk)).data
-        return Response(body, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class AnnotationDetailApi(APIView):
