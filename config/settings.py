@@ -61,6 +61,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -154,10 +155,9 @@ SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000 if _HTTPS_DEFAULT 
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", _HTTPS_DEFAULT)
 # Only a header: a domain joins browsers' preload lists when its owner submits it.
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", _HTTPS_DEFAULT)
-# The health check and a proxy's plain-HTTP hop to gunicorn: trust X-Forwarded-Proto only when told to.
+# Behind a TLS-terminating proxy that hops to gunicorn in plain HTTP: trust X-Forwarded-Proto only when told to.
 if env_bool("SECURE_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
 
 # No inline script anywhere: every script is a static file. Style attributes carry data (bar widths), so they
 # are allowed; <style> elements are not (htmx's own indicator style is switched off in base.html).
@@ -179,7 +179,8 @@ CONTENT_SECURITY_POLICY = {
 # Login throttling (django-axes): too many failures for one account, or from one address, lock it for a while.
 # With Redis the counts live there and are shared by every web process; the embedded default keeps them in memory.
 if _redis_url:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _redis_url}}
+    # Fails open while Redis is down (config/cache.py): a broker outage pauses throttling, it does not stop logins.
+    CACHES = {"default": {"BACKEND": "config.cache.FailOpenRedisCache", "LOCATION": _redis_url}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"

@@ -4,8 +4,6 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from config.health import healthz
-
 # Swagger UI keeps its script in a separate file (the split view), but styles itself with inline styles: only this
 # page relaxes style-src.
 swagger_ui = csp_update({"style-src": ["'unsafe-inline'"]})(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
@@ -16,7 +14,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", swagger_ui, name="api-docs"),
-    path("healthz/", healthz, name="healthz"),
     path("api/", include("projects.api_urls")),
     path("api/", include("annotation.api_urls")),
     path("api/", include("aggregation.api_urls")),
