@@ -8,7 +8,7 @@ PORT ?= 8000
 PYTEST_WORKERS ?= 2
 # Services, selectors, the maths and the background work: where a type error would corrupt data.
 TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.py projects/suggestions.py \
-	projects/llm.py projects/import_tasks.py projects/format_import.py $(wildcard projects/formats/*.py) \
+	projects/llm.py projects/llm_url.py projects/import_tasks.py projects/format_import.py $(wildcard projects/formats/*.py) \
 	annotation/label_formats.py client/penumbra_client/client.py client/penumbra_client/errors.py \
 	annotation/label_import.py annotation/judgment.py \
 	aggregation/ifs.py aggregation/agreement.py aggregation/intervals.py aggregation/weights.py aggregation/comparisons.py \
@@ -42,7 +42,7 @@ run: migrate
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 worker: $(VENV)/.runtime
-	$(BIN)/celery -A config worker --loglevel=info
+	$(BIN)/celery -A config worker --loglevel=info --without-gossip --without-mingle --without-heartbeat
 
 beat: $(VENV)/.runtime
 	$(BIN)/celery -A config beat --loglevel=info

@@ -49,7 +49,7 @@ from aggregation import weights as weights_maths
 from aggregation.handoff import handoff_evaluate
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from aggregation.suggestion_figures import suggestion_figures_recompute
-from annotation.models import Annotation, Assignment, JudgmentValue
+from annotation.models import Annotation, Assignment
 from projects.models import PERMILLE, TIE, Item, Project, Response
 
 logger = logging.getLogger(__name__)
@@ -139,13 +139,11 @@ def judgments_load(*, project: Project, item_ids: Iterable[int] | None = None) -
     if item_ids is None:
         responses = Response.objects.filter(item__project_id=project.pk)
         annotations = Annotation.objects.filter(project_id=project.pk)
-        values = JudgmentValue.objects.filter(annotation__project_id=project.pk)
     else:
         # Only the project's own items (checked above); by item the planner uses the item indexes alone.
         wanted = item_rows[:, 0].tolist()
         responses = Response.objects.filter(item_id__in=wanted)
         annotations = Annotation.objects.filter(item_id__in=wanted)
-        values = JudgmentValue.objects.filter(annotation__item_id__in=wanted)
 
     item_pk = item_rows[:, 0]
     n_items = item_pk.size
@@ -163,7 +161,11 @@ def judgments_load(*, project: Project, item_ids: Iterable[int] | None = None) -
     response_ids[response_item, response_rows[:, 2]] = response_rows[:, 0]
     n_responses = (response_ids > 0).sum(axis=1).astype(np.int64)
 
-    annotation_rows = _int_rows(
+    # Annotations and their values in ONE statement (a LEFT JOIN: one row per value, or one row of NULLs for a
+    # binary or Likert label), so one snapshot: read apart, a save committing in between gave values of an
+    # annotation the first read did not see (an IndexError during concurrent saves). Same for an item created
+    # after the items were read: its annotations are left for the next run.
+    joined = _int_rows(
         annotations.values_list(
             "pk",
             "item_id",
@@ -171,9 +173,18 @@ def judgments_load(*, project: Project, item_ids: Iterable[int] | None = None) -
             Coalesce("binary_choice", Value(_NO_BINARY)),
             Coalesce("likert_value", Value(0)),
             "time_spent_ms",
+            Coalesce("values__response_id", Value(-1)),
+            Coalesce("values__criterion_id", Value(-1)),
+            Coalesce("values__mu", Value(0)),
+            Coalesce("values__nu", Value(0)),
         ),
-        6,
+        10,
     )
+    joined = joined[np.isin(joined[:, 1], item_pk) & np.isin(joined[:, 6], np.append(response_rows[:, 0], -1))]
+    _, first_row = np.unique(joined[:, 0], return_index=True)
+    annotation_rows = joined[first_row, :6]
+    with_value = joined[:, 6] >= 0
+    value_rows = joined[with_value][:, [0, 6, 7, 8, 9]]
     item_index = np.searchsorted(item_pk, annotation_rows[:, 1])
     order = np.lexsort((annotation_rows[:, 2], item_index))
     annotation_rows = annotation_rows[order]
@@ -197,7 +208,6 @@ def judgments_load(*, project: Project, item_ids: Iterable[int] | None = None) -
     mu = np.zeros(shape)
     nu = np.zeros(shape)
     present = np.zeros(shape, dtype=bool)
-    value_rows = _int_rows(values.values_list("annotation_id", "response_id", "criterion_id", "mu", "nu"), 5)
     if value_rows.size and n_slots:
         by_annotation = np.argsort(annotation_rows[:, 0])
         row = by_annotation[np.searchsorted(annotation_rows[by_annotation, 0], value_rows[:, 0])]

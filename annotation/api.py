@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Annotation, JudgmentValue
+from annotation.selectors import annotation_created_by_save
 from annotation.services import annotation_save
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
 from projects.formats import FORMATS, NATIVE
@@ -103,6 +104,10 @@ class LabelImportSerializer(serializers.Serializer):
         choices=FORMATS, default=NATIVE, help_text="Penumbra's own rows, or the file of another tool."
     )
     skip_invalid = serializers.BooleanField(default=False)
+    allow_members = serializers.BooleanField(
+        default=False, help_text="Rows may name annotators of this project who have a login."
+    )
+    allow_leads = serializers.BooleanField(default=False, help_text="Rows may name leads of this project.")
 
 
 def _annotations(project: Project) -> QuerySet[Annotation]:
@@ -185,10 +190,12 @@ class AnnotationListApi(APIView):
         project = project_get_for_user(user=request.user, project_id=project_id)
         data = AnnotationWriteSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        existed = Annotation.objects.filter(item_id=data.validated_data["item"], annotator_id=request.user.pk).exists()
         annotation = _save(request, project, data.validated_data["item"], data.validated_data)
+        created = annotation_created_by_save(
+            annotation=annotation, client_token=data.validated_data.get("client_token")
+        )
         body = AnnotationSerializer(_annotations(project).get(pk=annotation.pk)).data
-        return Response(body, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class AnnotationDetailApi(APIView):
@@ -232,6 +239,8 @@ class LabelImportApi(APIView):
             user=request.user,
             kind=Job.Kind.IMPORT_LABELS,
             upload=data.validated_data["file"],
-            options={"skip_invalid": data.validated_data["skip_invalid"], "format": data.validated_data["format"]},
+            options={
+                name: data.validated_data[name] for name in ("skip_invalid", "format", "allow_members", "allow_leads")
+            },
         )
         return job_accepted(request, job)

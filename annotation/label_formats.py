@@ -28,12 +28,21 @@ def labels_import_formatted(
     handle: IO[bytes],
     skip_invalid: bool = False,
     progress: Callable[[int], None] | None = None,
+    allow_members: bool = False,
+    allow_leads: bool = False,
 ) -> LabelImportResult:
     """Labels from another tool's file, converted for the project's mode; ImportRejected on bad records."""
     check_format(fmt)
     if fmt == NATIVE:
         lines = (raw.decode("utf-8", errors="replace") for raw in handle)
-        return labels_import(project=project, lines=lines, skip_invalid=skip_invalid, progress=progress)
+        return labels_import(
+            project=project,
+            lines=lines,
+            skip_invalid=skip_invalid,
+            progress=progress,
+            allow_members=allow_members,
+            allow_leads=allow_leads,
+        )
     converted = convert_labels(fmt, handle, mode=project.mode, likert_points=project.likert_points, seed=project.seed)
     failed = conversion_errors(converted)
     sources = [source for source, _ in converted.rows]
@@ -43,6 +52,8 @@ def labels_import_formatted(
             lines=[_ENCODER.encode(row) for _, row in converted.rows],
             skip_invalid=skip_invalid,
             progress=progress,
+            allow_members=allow_members,
+            allow_leads=allow_leads,
         )
     except ImportRejected as rejected:
         raise rejected_with(failed + traced_errors(rejected.errors, sources)) from None

@@ -19,10 +19,12 @@ One row a line, naming the item by its external id and the annotator by name::
   ``suggestion_shown`` (default false). Old data rarely records whether an LLM suggestion was on screen, so an
   imported label counts as *blind* unless its row says ``"suggestion_shown": true``: import such data into a project
   without suggestions, or mark the rows, before reading blind figures.
-- Unknown annotators become members without a login. Several rows for one annotator × item in the file are
-  revisions, in file order: the last one stands as the annotation and every one is kept as an AnnotationRevision
-  (public preference data has such repeats; people revise). A label for an annotator × item that already exists in
-  the project before the import is an error: importing the same file twice must not double its revisions.
+- Unknown annotators become members without a login. A name that is an existing account outside the project is
+  refused, and so are a lead and an annotator with a login unless the import allows them. Several rows for one
+  annotator × item in the file are revisions, in file order: the last one stands as the annotation and every one is
+  kept as an AnnotationRevision (public preference data has such repeats; people revise). A label for an
+  annotator × item that already exists in the project before the import is an error: importing the same file twice
+  must not double its revisions.
 
 Every bad row is reported by line with its reason; the file is imported whole or not at all unless ``skip_invalid``.
 Rows are written in pages (bulk inserts) inside one transaction, so memory follows the page size, not the file.
@@ -49,7 +51,7 @@ from annotation.models import Annotation, AnnotationRevision, JudgmentValue
 from config.bulk import insert_rows
 from projects.importing import ImportRejected, RowError, RowInvalid, to_permille
 from projects.models import PERMILLE, TIE, Item, Project, Response
-from projects.services import annotator_get_or_create, project_mark_labelling_started
+from projects.services import label_annotators_resolve, project_mark_labelling_started
 
 PAGE_SIZE = 1000
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
@@ -214,8 +216,13 @@ def labels_import(
     lines: Iterable[str],
     skip_invalid: bool = False,
     progress: Callable[[int], None] | None = None,
+    allow_members: bool = False,
+    allow_leads: bool = False,
 ) -> LabelImportResult:
     """Import labels; raise ImportRejected (nothing written) on any bad row unless ``skip_invalid``.
+
+    Whose account a row may name: ``projects.services.label_annotators_resolve`` (new names become login-less
+    annotators; existing members with a login and leads only with ``allow_members`` / ``allow_leads``).
 
     ``progress`` is called with the number of lines read so far after each page.
     """
@@ -225,6 +232,7 @@ def labels_import(
     annotators: dict[str, AbstractBaseUser] = {}
     # (item, annotator) → annotation id, for labels written by this import (revised by later rows).
     written: dict[tuple[int, int], int] = {}
+    refused: dict[str, str] = {}
     seen: set[tuple[int, int]] = set()
     touched_items: set[int] = set()
     numbered = _numbered(lines)
@@ -247,8 +255,17 @@ def labels_import(
             "item_id", "position", "id"
         ):
             responses.setdefault(item_id, {})[position] = response_id
-        for name in {lb.annotator for lb in labels} - set(annotators):
-            annotators[name] = annotator_get_or_create(project=project, username=name)
+        resolved, refused_now = label_annotators_resolve(
+            project=project,
+            usernames={lb.annotator for lb in labels} - set(annotators) - set(refused),
+            allow_members=allow_members,
+            allow_leads=allow_leads,
+        )
+        annotators.update(resolved)
+        refused.update(refused_now)
+        for label in [lb for lb in labels if lb.annotator in refused]:
+            result.errors.append(RowError(label.line, refused[label.annotator]))
+        labels = [lb for lb in labels if lb.annotator not in refused]
         existing = set(
             Annotation.objects.filter(
                 item_id__in=items.values(), annotator_id__in={annotators[lb.annotator].pk for lb in labels}

@@ -425,3 +425,17 @@ def home_progress_for(*, project: Project, annotator: AnyUser) -> QueueProgress:
 
 def exposures_for(*, project: Project, item: Item, annotator: AnyUser) -> list[SuggestionExposure]:
     return list(SuggestionExposure.objects.filter(project=project, item=item, annotator_id=annotator.pk))
+
+
+def annotation_created_by_save(*, annotation: Annotation, client_token: str | None) -> bool:
+    """Whether the save that returned ``annotation`` is the one that created it (the API's 201 against 200).
+
+    Asked after annotation_save, never before: saves of one annotator × item are serialised inside the service,
+    so a check made before it races with a concurrent first save. With a client token, the save that created the
+    label and every replay of it (the same token: a retry, a double click) answer alike, because revision 1 carries
+    that token. Without one, the creating save is the one that wrote revision 1; annotation_save hands back the
+    instance it wrote, so its revision count is this save's own.
+    """
+    if client_token:
+        return annotation.revisions.filter(number=1, client_token=client_token).exists()
+    return annotation.revision_count == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +53,17 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",
+    "csp",
     "projects",
     "annotation",
     "aggregation",
 ]
 
 MIDDLEWARE = [
+    "config.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -67,6 +72,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -88,6 +95,7 @@ TEMPLATES = [
 ]
 
 _database_url = database_url()
+_redis_url = redis_url()
 EMBEDDED = _database_url is None
 DATABASES: dict[str, dict[str, Any]]
 if _database_url is None:
@@ -106,7 +114,15 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+AUTHENTICATION_BACKENDS = [
+    # Refuses a locked-out account or address before the password is even checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -128,8 +144,54 @@ MEDIA_ROOT = DATA_DIR / "media"
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
+# Production (DEBUG off, PostgreSQL) defaults to HTTPS everywhere, so `manage.py check --deploy` is clean with the
+# compose settings; the embedded demo on http://127.0.0.1 keeps plain HTTP. PENUMBRA_HTTPS=0 is plain HTTP on
+# PostgreSQL too (the tests, a trial on localhost); each setting below can still be set on its own.
+_HTTPS_DEFAULT = env_bool("PENUMBRA_HTTPS", not DEBUG and not EMBEDDED)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", _HTTPS_DEFAULT)
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", _HTTPS_DEFAULT)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000 if _HTTPS_DEFAULT else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", _HTTPS_DEFAULT)
+# Only a header: a domain joins browsers' preload lists when its owner submits it.
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", _HTTPS_DEFAULT)
+# Behind a TLS-terminating proxy that hops to gunicorn in plain HTTP: trust X-Forwarded-Proto only when told to.
+if env_bool("SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# No inline script anywhere: every script is a static file. Style attributes carry data (bar widths), so they
+# are allowed; <style> elements are not (htmx's own indicator style is switched off in base.html).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Login throttling (django-axes): too many failures for one account, or from one address, lock it for a while.
+# With Redis the counts live there and are shared by every web process; the embedded default keeps them in memory.
+if _redis_url:
+    # Fails open while Redis is down (config/cache.py): a broker outage pauses throttling, it does not stop logins.
+    CACHES = {"default": {"BACKEND": "config.cache.FailOpenRedisCache", "LOCATION": _redis_url}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # axes warns about a per-process cache; the embedded default is one process, where it counts correctly.
+    SILENCED_SYSTEM_CHECKS = ["axes.W001"]
+AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(seconds=env_int("LOGIN_COOLOFF_SECONDS", 900, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -151,10 +213,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Projects and aggregates share one operator choice set: one name in the schema.
+    "ENUM_NAME_OVERRIDES": {"AggregationOperatorEnum": "projects.models.Project.Operator"},
 }
 
 # Celery. Without REDIS_URL tasks run in-process (the embedded default).
-_redis_url = redis_url()
 CELERY_BROKER_URL = _redis_url or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = _redis_url is None
@@ -166,6 +229,11 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300, minimu
 CELERY_TASK_TIME_LIMIT = CELERY_TASK_SOFT_TIME_LIMIT + 30
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "penumbra")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker outlives a broker outage: it reconnects forever (with kombu's growing interval) instead of exiting, and
+# tasks it was running are cancelled and, being acked late, delivered again once the broker is back.
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 # A save must never fail because the broker is down: reconciliation picks the work up later.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
 # Finds aggregates older than their newest annotation (Redis or a worker was down) and recomputes them.
@@ -190,6 +258,9 @@ LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")
 LLM_TIMEOUT_SECONDS = env_int("LLM_TIMEOUT_SECONDS", 60, minimum=1)
 LLM_CONCURRENCY = env_int("LLM_CONCURRENCY", 4, minimum=1)
+# Loopback and private addresses as LLM endpoints (a local vLLM or Ollama): on for the embedded demo, off otherwise,
+# so a lead cannot aim the server at internal services. Link-local and cloud metadata addresses are always refused.
+LLM_ALLOW_PRIVATE_URLS = env_bool("LLM_ALLOW_PRIVATE_URLS", EMBEDDED)
 
 LOGGING = {
     "version": 1,

@@ -1,7 +1,12 @@
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+# Swagger UI keeps its script in a separate file (the split view), but styles itself with inline styles: only this
+# page relaxes style-src.
+swagger_ui = csp_update({"style-src": ["'unsafe-inline'"]})(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -14,7 +19,7 @@ urlpatterns = [
         name="password_reset_confirm",
     ),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", swagger_ui, name="api-docs"),
     path("api/", include("projects.api_urls")),
     path("api/", include("annotation.api_urls")),
     path("api/", include("annotation.study_api_urls")),

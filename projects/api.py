@@ -132,8 +132,9 @@ class ItemSerializer(serializers.Serializer):
 
 
 class LeadItemSerializer(ItemSerializer):
-    """Leads also see the blind flag, gold, label count and the suggestion."""
+    """Leads also see the blind flag, gold and its lead-only metadata, label count and the suggestion."""
 
+    lead_metadata = serializers.JSONField()
     is_blind = serializers.BooleanField()
     blind_inclusion_probability = serializers.FloatField(allow_null=True)
     gold_position = serializers.IntegerField(allow_null=True)

@@ -198,14 +198,27 @@ def import_labels_job_run(*, job_id: int) -> None:
     def run_import(job: Job, progress: _ProgressWriter) -> dict[str, Any]:
         fmt = job.options.get("format", NATIVE)
         skip_invalid = bool(job.options.get("skip_invalid", False))
+        accounts = {
+            "allow_members": bool(job.options.get("allow_members", False)),
+            "allow_leads": bool(job.options.get("allow_leads", False)),
+        }
         if fmt == NATIVE:
             result = labels_import(
-                project=job.project, lines=_lines(job.input_file), skip_invalid=skip_invalid, progress=progress
+                project=job.project,
+                lines=_lines(job.input_file),
+                skip_invalid=skip_invalid,
+                progress=progress,
+                **accounts,
             )
         else:
             with default_storage.open(job.input_file, "rb") as handle:
                 result = labels_import_formatted(
-                    project=job.project, fmt=fmt, handle=handle, skip_invalid=skip_invalid, progress=progress
+                    project=job.project,
+                    fmt=fmt,
+                    handle=handle,
+                    skip_invalid=skip_invalid,
+                    progress=progress,
+                    **accounts,
                 )
         return {
             "created": result.created,

@@ -27,8 +27,12 @@ from projects import blind
 from projects.models import PERMILLE, TIE, Item, Project, Response, Suggestion, SuggestionValue
 from projects.services import blind_sample_assign_new, blind_sample_redraw
 
-NATIVE_FIELDS = {"id", "prompt", "responses", "suggestion", "gold", "metadata"}
-TRL_FIELDS = {"id", "prompt", "chosen", "rejected", "metadata"}
+NATIVE_FIELDS = {"id", "prompt", "responses", "suggestion", "gold", "metadata", "lead_metadata"}
+TRL_FIELDS = {"id", "prompt", "chosen", "rejected", "metadata", "lead_metadata"}
+# A metadata key whose name contains one of these says something about the gold answer (the expert's
+# justification, an explanation of the preferred response, …): it goes to the lead-only part, because gold must
+# never reach the annotators it measures. Erring towards hiding costs a lead one click; a leak costs the figures.
+LEAD_ONLY_KEY_PARTS = ("gold", "justification", "explanation", "rationale", "expert", "correct", "preferred", "chosen")
 SUGGESTION_FIELDS = {"preferred", "rationale", "model", "ifs"}
 DUPLICATE_POLICIES = ("reject", "update", "skip")
 TRL_CHOSEN_AS = ("gold", "suggestion", "none")
@@ -85,6 +89,7 @@ class ParsedItem:
     gold: int | None
     metadata: dict[str, Any]
     suggestion: dict[str, Any] | None  # preferred, rationale, model, values (per-mille pairs) or None
+    lead_metadata: dict[str, Any] = field(default_factory=dict)
 
 
 class RowInvalid(Exception):
@@ -182,13 +187,27 @@ def _suggestion(raw: Any, n: int) -> dict[str, Any]:
     return {"preferred": preferred, "rationale": rationale, "model": model[:200], "values": values}
 
 
-def _metadata(row: dict[str, Any]) -> dict[str, Any]:
-    metadata = row.get("metadata", {})
-    if metadata is None:
+def _object(row: dict[str, Any], key: str) -> dict[str, Any]:
+    value = row.get(key, {})
+    if value is None:
         return {}
-    if not isinstance(metadata, dict):
-        raise RowInvalid("metadata must be an object")
-    return metadata
+    if not isinstance(value, dict):
+        raise RowInvalid(f"{key} must be an object")
+    return value
+
+
+def split_metadata(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(metadata every member may read, lead-only metadata): gold-related keys move to the lead-only part."""
+    visible: dict[str, Any] = {}
+    lead_only = dict(_object(row, "lead_metadata"))
+    for key, value in _object(row, "metadata").items():
+        if any(part in key.lower() for part in LEAD_ONLY_KEY_PARTS):
+            if key in lead_only and lead_only[key] != value:
+                raise RowInvalid(f"metadata.{key} is lead-only and differs from lead_metadata.{key}")
+            lead_only[key] = value
+        else:
+            visible[key] = value
+    return visible, lead_only
 
 
 def parse_row(*, line: int, text: str, project: Project, trl_chosen_as: str) -> ParsedItem:
@@ -228,7 +247,8 @@ def parse_row(*, line: int, text: str, project: Project, trl_chosen_as: str) -> 
     gold = None if row.get("gold") is None else _position(row["gold"], n, "gold")
     suggestion = None if row.get("suggestion") is None else _suggestion(row["suggestion"], n)
     external_id = _external_id(row, json.dumps([prompt, [r[0] for r in responses]]))
-    return ParsedItem(line, external_id, prompt, responses, gold, _metadata(row), suggestion)
+    metadata, lead_metadata = split_metadata(row)
+    return ParsedItem(line, external_id, prompt, responses, gold, metadata, suggestion, lead_metadata)
 
 
 def _parse_trl(*, line: int, row: dict[str, Any], project: Project, trl_chosen_as: str) -> ParsedItem:
@@ -250,7 +270,8 @@ def _parse_trl(*, line: int, row: dict[str, Any], project: Project, trl_chosen_a
     suggestion = None
     if trl_chosen_as == "suggestion":
         suggestion = {"preferred": chosen_position, "rationale": "", "model": "dataset-chosen", "values": None}
-    return ParsedItem(line, external_id, prompt, responses, gold, _metadata(row), suggestion)
+    metadata, lead_metadata = split_metadata(row)
+    return ParsedItem(line, external_id, prompt, responses, gold, metadata, suggestion, lead_metadata)
 
 
 def check_import_options(*, on_duplicate: str, trl_chosen_as: str) -> None:
@@ -369,7 +390,8 @@ class _Importer:
             Item,
             ITEM_COLUMNS,
             (
-                (pk, self.project.pk, i.external_id, i.prompt, json.dumps(i.metadata), i.gold_position, i.blind_draw,
+                (pk, self.project.pk, i.external_id, i.prompt, json.dumps(i.metadata), json.dumps(i.lead_metadata),
+                 i.gold_position, i.blind_draw,
                  i.is_blind, i.blind_inclusion_probability, i.queue_key, 0, self.now, self.now)
                 for pk, i in zip(item_ids, items, strict=True)
             ),
@@ -413,7 +435,7 @@ class _Importer:
 
 
 ITEM_COLUMNS = (
-    "id", "project_id", "external_id", "prompt", "metadata", "gold_position", "blind_draw", "is_blind",
+    "id", "project_id", "external_id", "prompt", "metadata", "lead_metadata", "gold_position", "blind_draw", "is_blind",
     "blind_inclusion_probability", "queue_key", "annotation_count", "created_at", "updated_at",
 )  # fmt: skip
 SUGGESTION_COLUMNS = (
@@ -477,6 +499,7 @@ def _new_item(project: Project, row: ParsedItem) -> Item:
         external_id=row.external_id,
         prompt=row.prompt,
         metadata=row.metadata,
+        lead_metadata=row.lead_metadata,
         gold_position=row.gold,
         blind_draw=blind.uniform_draw(seed=project.seed, external_id=row.external_id),
         queue_key=blind.queue_key(seed=project.seed, external_id=row.external_id),
@@ -523,6 +546,7 @@ def _update_batch(*, rows: list[ParsedItem], existing: dict[str, int]) -> None:
     for row in rows:
         item = items[existing[row.external_id]]
         item.prompt, item.metadata, item.gold_position, item.updated_at = row.prompt, row.metadata, row.gold, now
+        item.lead_metadata = row.lead_metadata
         if [r.text for r in current[item.pk]] != [text for text, _ in row.responses]:
             # Only reachable for items without labels (checked before), so replacing responses loses nothing.
             replaced.append(item.pk)
@@ -536,7 +560,7 @@ def _update_batch(*, rows: list[ParsedItem], existing: dict[str, int]) -> None:
                 response.model_name = model
                 renamed.append(response)
     Item.objects.bulk_update(
-        list(items.values()), ["prompt", "metadata", "gold_position", "updated_at"], batch_size=BATCH
+        list(items.values()), ["prompt", "metadata", "lead_metadata", "gold_position", "updated_at"], batch_size=BATCH
     )
     Response.objects.filter(item_id__in=replaced).delete()
     Response.objects.bulk_create([r for pk in replaced for r in current[pk]], batch_size=BATCH)

@@ -148,7 +148,11 @@ class Item(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
     external_id = models.CharField(max_length=200)
     prompt = models.TextField()
+    # What every member may read about the item (source, topic, …).
     metadata = models.JSONField(default=dict, blank=True)
+    # What only leads may read: the gold answer's justification and anything else that would tell annotators the
+    # answer they are measured against (projects.importing files such keys here).
+    lead_metadata = models.JSONField(default=dict, blank=True)
     gold_position = models.SmallIntegerField(null=True, blank=True, help_text="Gold preference; -1 is a tie.")
 
     # The blind draw u = hash(project seed, external id) in [0, 1); see projects.blind.

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -17,6 +18,7 @@ from django.utils.text import slugify
 
 from aggregation import dispatch
 from projects import blind
+from projects.llm_url import LLMURLRefused, check_llm_base_url
 from projects.models import Criterion, Item, Membership, Project
 
 # Settings a lead may change through the page or the API, with their validation below.
@@ -126,6 +128,11 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
         errors["likert_points"] = "Expected an odd number, so the scale has a middle (no preference)."
     if "name" in changes and not str(changes["name"]).strip():
         errors["name"] = "A project needs a name."
+    if changes.get("llm_base_url"):
+        try:
+            check_llm_base_url(str(changes["llm_base_url"]), allow_private=settings.LLM_ALLOW_PRIVATE_URLS)
+        except LLMURLRefused as refused:
+            errors["llm_base_url"] = str(refused)
     coefficient_fields = ("weight_consistency", "weight_expertise", "weight_agreement")
     if any(f in changes for f in coefficient_fields) and not any(f in errors for f in coefficient_fields):
         total = sum(float(value(f)) for f in coefficient_fields)
@@ -236,19 +243,55 @@ def membership_set(*, project: Project, user: AbstractBaseUser, role: str) -> Me
 
 
 @transaction.atomic
-def annotator_get_or_create(*, project: Project, username: str) -> AbstractBaseUser:
-    """An annotator named in imported labels; one unknown here becomes a member without a login."""
+def label_annotators_resolve(
+    *, project: Project, usernames: Iterable[str], allow_members: bool = False, allow_leads: bool = False
+) -> tuple[dict[str, AbstractBaseUser], dict[str, str]]:
+    """The accounts that imported labels are filed under: (users by name, refusal reason by name).
+
+    A label import must never hand a project to someone, nor speak for someone who can log in:
+    - a name nobody has becomes a new user without a login (unusable password) and an annotator of this project;
+    - an annotator of this project without a login (from an earlier import) is used as is;
+    - an annotator of this project who can log in only with ``allow_members``;
+    - a lead of this project only with ``allow_leads`` (a lead's account otherwise never carries imported labels);
+    - any other existing account (another project's member, an admin) is refused: the name is taken, so the file
+      must name the annotator differently.
+    """
     user_model = get_user_model()
-    username = username.strip()
-    if not username:
-        raise ValidationError({"annotator": "An annotator name is needed."})
-    user, created = user_model.objects.get_or_create(username=username[:150])
-    if created:
+    names = {name.strip()[:150] for name in usernames if name.strip()}
+    existing = {user.get_username(): user for user in user_model.objects.filter(username__in=names)}
+    roles = dict(
+        Membership.objects.filter(project=project, user__in=existing.values()).values_list("user__username", "role")
+    )
+    users: dict[str, AbstractBaseUser] = {}
+    refused: dict[str, str] = {}
+    for name in sorted(names):
+        user = existing.get(name)
+        if user is None:
+            continue
+        role = roles.get(name)
+        if role is None:
+            refused[name] = (
+                f"{name} is an existing account that is not a member of this project; an import never adds "
+                "existing accounts to a project (name the annotator differently in the file)"
+            )
+        elif role == Membership.Role.LEAD and not allow_leads:
+            refused[name] = (
+                f"{name} is a lead of this project; labels are filed under a lead only when leads are allowed"
+            )
+        elif role == Membership.Role.ANNOTATOR and user.has_usable_password() and not allow_members:
+            refused[name] = (
+                f"{name} is an annotator of this project with a login; labels are filed under existing members only "
+                "when members are allowed"
+            )
+        else:
+            users[name] = user
+    for name in sorted(names - set(existing)):
+        user = user_model(username=name)
         user.set_unusable_password()
-        user.save(update_fields=["password"])
-    if not Membership.objects.filter(project=project, user=user).exists():
+        user.save()
         Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
-    return user
+        users[name] = user
+    return users, refused
 
 
 @transaction.atomic

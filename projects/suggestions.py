@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import httpx
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from projects import llm
+from projects.llm_url import LLMURLRefused, check_llm_base_url
 from projects.models import TIE, Item, Job, Project, Response, Suggestion, SuggestionValue
 
 logger = logging.getLogger(__name__)
@@ -36,6 +38,11 @@ def check_llm_configured(*, project: Project) -> llm.LLMConfig:
                 "(or LLM_BASE_URL and LLM_MODEL in the environment)."
             }
         )
+    try:
+        # Again at run time: the URL may come from the environment, and a name may resolve elsewhere by now.
+        check_llm_base_url(config.base_url, allow_private=settings.LLM_ALLOW_PRIVATE_URLS)
+    except LLMURLRefused as refused:
+        raise ValidationError({"llm_base_url": str(refused)}) from None
     return config
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
+from django.http import HttpRequest
 from django.test import Client
 
 from projects.models import Membership, Project
@@ -51,9 +53,20 @@ def other_project(db) -> Project:
     return project
 
 
+@pytest.fixture(autouse=True)
+def _forget_login_failures():
+    """Login throttling counts failures in the cache; a test starts with none from the one before."""
+    cache.clear()
+    yield
+    cache.clear()
+
+
 def _logged_in(user) -> Client:
     client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
+    # django-axes checks every authentication against the request it came with.
+    request = HttpRequest()
+    request.META["REMOTE_ADDR"] = "127.0.0.1"
+    assert client.login(request=request, username=user.username, password=PASSWORD)
     return client
 
 

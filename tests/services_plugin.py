@@ -70,6 +70,10 @@ def _find_browser() -> None:
         MISSING["browser"] = "the playwright package is not installed"
 
 
+# The test client and the live server speak plain HTTP; production's HTTPS redirect and secure cookies stay off.
+os.environ.setdefault("PENUMBRA_HTTPS", "0")
+# The fake LLM server listens on 127.0.0.1; the tests of the URL rule switch this off where they need to.
+os.environ.setdefault("LLM_ALLOW_PRIVATE_URLS", "1")
 _find_postgres()
 _find_redis()
 _find_browser()

@@ -163,7 +163,8 @@ def test_help_skip_and_previous_by_keyboard(page, live_server, login, shot):
     page.wait_for_selector(".notice:has-text('Skipped.')")
     assert int(page.get_attribute("#annotate-frame", "data-item")) != first_item
     page.keyboard.press("p")
-    page.wait_for_function(f"document.querySelector('#annotate-frame').dataset.item === '{first_item}'")
+    # A function, not an expression string: Playwright evals expression strings, which the page's CSP forbids.
+    page.wait_for_function(f"() => document.querySelector('#annotate-frame').dataset.item === '{first_item}'")
     assert page.locator("text=You skipped this item").is_visible()
     shot(page, "previous-item")
 

@@ -44,7 +44,10 @@ def test_figures_refresh_without_a_reload(live_server, page, login, shot):
     aggregate.agreement = {**aggregate.agreement, "alpha_interval": estimate(0.123)}
     aggregate.save(update_fields=["agreement"])
 
-    page.wait_for_function("document.querySelector('#dashboard-figures').innerText.includes('0.123')", timeout=15_000)
+    # A function, not an expression string: Playwright evals expression strings, which the page's CSP forbids.
+    page.wait_for_function(
+        "() => document.querySelector('#dashboard-figures').innerText.includes('0.123')", timeout=15_000
+    )
     assert page.url.endswith(f"/projects/{project.pk}/dashboard/")  # same page, fragment swapped in place
     assert page.locator("#dashboard-figures").count() == 1
     shot(page, "refreshed")

@@ -16,7 +16,8 @@ from projects.management.commands.import_items import project_from_argument
 class Command(BaseCommand):
     help = (
         "Import existing human labels (binary, Likert or IFS) from JSON Lines; see annotation/label_import.py for the "
-        "row shape. Unknown annotators become members without a login. --format reads another tool's file."
+        "row shape. Unknown annotators become members without a login; existing accounts are refused unless "
+        "--allow-members / --allow-leads say otherwise. --format reads another tool's file."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -24,6 +25,10 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
         parser.add_argument("--skip-invalid", action="store_true", help="import the good rows, report the bad ones")
         parser.add_argument("--format", choices=FORMATS, default=NATIVE, help="the tool the file comes from")
+        parser.add_argument(
+            "--allow-members", action="store_true", help="rows may name annotators of this project who have a login"
+        )
+        parser.add_argument("--allow-leads", action="store_true", help="rows may name leads of this project")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = project_from_argument(options["project"])
@@ -34,7 +39,12 @@ class Command(BaseCommand):
             with path.open("rb") as handle:
                 try:
                     result = labels_import_formatted(
-                        project=project, fmt=options["format"], handle=handle, skip_invalid=options["skip_invalid"]
+                        project=project,
+                        fmt=options["format"],
+                        handle=handle,
+                        skip_invalid=options["skip_invalid"],
+                        allow_members=options["allow_members"],
+                        allow_leads=options["allow_leads"],
                     )
                 except ImportRejected as exc:
                     self._rejected(exc)
@@ -48,6 +58,8 @@ class Command(BaseCommand):
                     project=project,
                     lines=handle,
                     skip_invalid=options["skip_invalid"],
+                    allow_members=options["allow_members"],
+                    allow_leads=options["allow_leads"],
                     progress=lambda done: bar.update(max(0, done - bar.n)),
                 )
             except ImportRejected as exc:

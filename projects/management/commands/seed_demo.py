@@ -4,7 +4,9 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandParser
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from aggregation.services import project_aggregates_recompute
@@ -34,6 +36,11 @@ class Command(BaseCommand):
         users = {}
         for username, _ in USERS:
             user, _ = user_model.objects.get_or_create(username=username)
+            try:
+                # The demo obeys the same password rules as everyone else.
+                validate_password(options["password"], user)
+            except ValidationError as error:
+                raise CommandError(f"--password: {' '.join(error.messages)}") from None
             user.set_password(options["password"])
             user.save()
             users[username] = user
