@@ -18,6 +18,7 @@ from markdown_it import MarkdownIt
 from annotation import judgment
 from annotation.models import Annotation, Assignment, SuggestionExposure
 from projects.models import TIE, Criterion, Item, Membership, Project, Response, Suggestion, SuggestionValue
+from projects.selectors import item_responses, project_criteria
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -229,15 +230,20 @@ def annotation_page_context(
     suggestion (the Accept button); the caller has recorded the exposure.
     """
     errors = errors or {}
-    responses = sorted(item.responses.all(), key=lambda r: r.position)
+    responses = item_responses(item)
     by_position = {response.position: response for response in responses}
     order = [p for p in assignment.response_order if p in by_position]
-    criteria = list(project.criteria.all())
+    criteria = project_criteria(project)
     annotation = annotation_get_own(project=project, item=item, annotator=annotator)
 
     purpose = PURPOSE_RESOLUTION if stage == "resolution" else PURPOSE_PAGE
     suggestion = suggestion_visible_for(
-        project=project, item=item, annotator=annotator, purpose=purpose, has_saved=annotation is not None
+        project=project,
+        item=item,
+        annotator=annotator,
+        purpose=purpose,
+        has_saved=annotation is not None,
+        with_values=accept_values,  # only Accept fills the sliders from the suggestion's own values
     )
     labels = {position: judgment.display_label(index) for index, position in enumerate(order)}
 
@@ -309,6 +315,7 @@ def annotation_page_context(
     return {
         "project": project,
         "item": item,
+        "suggestion_object": suggestion,
         "prompt_html": markdown_render(item.prompt),
         "guidelines_html": markdown_render(project.guidelines) if project.guidelines else "",
         "responses": displayed,
