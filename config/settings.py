@@ -181,9 +181,10 @@ AGGREGATION_PROJECT_DELAY = env_int("AGGREGATION_PROJECT_DELAY", 3)
 AGGREGATION_IN_THREAD = env_bool("AGGREGATION_IN_THREAD", EMBEDDED and CELERY_TASK_ALWAYS_EAGER)
 REDIS_URL = _redis_url
 
-# Sessions are read on every request: cached_db answers from the cache and keeps the database row as the record,
-# so logging out or deleting a session still ends it (signed cookies could not be revoked server-side).
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# Sessions are read on every request: cached_db (config.sessions) answers from the cache and keeps the database row
+# as the record, so logging out still ends a session (signed cookies could not be revoked server-side) and a Redis
+# outage falls back to the database.
+SESSION_ENGINE = "config.sessions"
 CACHES: dict[str, dict[str, Any]] = {
     "default": (
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _redis_url, "KEY_PREFIX": "penumbra"}
