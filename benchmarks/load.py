@@ -200,7 +200,16 @@ class Results:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+# Password hashing is deliberately slow: 50 logins at once would time out on a small machine before the run starts.
+_LOGINS = threading.Semaphore(4)
+
+
 def _login(client, base: str, username: str) -> None:  # type: ignore[no-untyped-def]
+    with _LOGINS:
+        _login_now(client, base, username)
+
+
+def _login_now(client, base: str, username: str) -> None:  # type: ignore[no-untyped-def]
     page = client.get(f"{base}/accounts/login/")
     token = CSRF.search(page.text).group(1)
     response = client.post(
