@@ -6,6 +6,7 @@ returns the calling annotator's own rows: annotators never read other annotators
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,9 @@ _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typograp
 _BR_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 
+# A pure function of the text, and each item is shown to `overlap` annotators (and again on reloads and edits):
+# the process keeps the latest renders instead of parsing the same responses again.
+@functools.lru_cache(maxsize=512)  # bounded: long responses are tens of kB each
 def markdown_render(text: str) -> str:
     return _markdown.render(_BR_TAG.sub("  \n", text))
 
