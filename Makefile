@@ -13,7 +13,7 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	annotation/label_import.py annotation/judgment.py \
 	aggregation/ifs.py aggregation/agreement.py aggregation/intervals.py aggregation/weights.py aggregation/comparisons.py \
 	aggregation/suggestion_figures.py aggregation/suggestion_selectors.py aggregation/handoff.py \
-	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py config/bulk.py \
+	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py config/bulk.py config/sessions.py \
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks

@@ -47,6 +47,9 @@ TIE_LABEL = 0.0
 _BOOTSTRAP_CHUNK_CELLS = 4_000_000
 _SMALL_LABEL_RANGE = 1024
 _FEW_CATEGORIES = 16
+# Above this many distinct labels the public nominal α counts sparsely (a dense units × categories table of 100,000
+# units × 500,000 continuous values would need hundreds of gigabytes).
+_MANY_CATEGORIES = 256
 
 
 @dataclass(frozen=True)
@@ -382,8 +385,39 @@ def krippendorff_alpha_nominal(labels: ArrayLike, mask: ArrayLike | None = None)
 
     Labels are any numbers (categories are their distinct values). Equal to
     ``krippendorff.alpha(labels.T, level_of_measurement="nominal")``; NaN when undefined.
+    With many distinct values (continuous data given by mistake) a units × categories table would not fit in
+    memory, so the counts are then formed sparsely, over the (unit, category) pairs that occur: O(N log N).
     """
-    return float(_nominal_alpha_from_sums(_column_sums(_nominal_unit_stats(labels, mask))))
+    x = np.asarray(labels, dtype=np.float64)
+    present = _presence(x, mask)
+    given = x[present]
+    if np.unique(given).size <= _MANY_CATEGORIES:
+        return float(_nominal_alpha_from_sums(_column_sums(_nominal_unit_stats(x, present))))
+    return _nominal_alpha_sparse(x, present)
+
+
+def _nominal_alpha_sparse(x: FloatArray, present: BoolArray) -> float:
+    """The same α from the occurring (unit, category) pairs only; never a units × categories table."""
+    units = np.nonzero(present)[0]
+    categories, codes = np.unique(x[present], return_inverse=True)
+    m = np.bincount(units, minlength=x.shape[0]).astype(np.float64)
+    pairable = m[units] >= 2
+    units, codes = units[pairable], codes[pairable]
+    if units.size < 2:
+        return float("nan")
+    # n_uc for every pair that occurs, as a run length over the sorted (unit, category) keys.
+    keys = np.sort(units.astype(np.int64) * categories.size + codes)
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    n_uc = np.diff(np.r_[starts, keys.size]).astype(np.float64)
+    pair_unit = keys[starts] // categories.size
+    pair_category = keys[starts] % categories.size
+    m_u = m[pair_unit]
+    n = float(m[m >= 2].sum())
+    observed = float(np.sum(n_uc * (m_u - n_uc) / (m_u - 1.0))) / n
+    n_c = np.bincount(pair_category, weights=n_uc, minlength=categories.size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = (n * n - float(np.dot(n_c, n_c))) / (n * (n - 1.0))
+        return float(1.0 - observed / expected)
 
 
 def pairwise_agreement(

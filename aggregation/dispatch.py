@@ -1,7 +1,10 @@
 """The one door from writes elsewhere to background recomputation. Call inside the writing transaction.
 
-After the transaction commits, the changed items are recomputed (one task per save) and the project-level figures
-are scheduled DEBOUNCED: a Redis key ``penumbra:<queue>:project-recompute:<id>`` (SET NX with an expiry) marks a pending
+After the transaction commits, the changed items are recomputed COALESCED: their ids join a Redis set per project
+(``penumbra:<queue>:dirty-items:<id>``) and one ``items_dirty_recompute`` task is sent only when none is pending
+(flag ``…:items-pending:<id>``, SET NX), so however fast annotators save, a project has at most one item task
+queued and each run recomputes every item gathered since the last. The project-level figures are scheduled
+DEBOUNCED: a Redis key ``penumbra:<queue>:project-recompute:<id>`` (SET NX with an expiry) marks a pending
 ``project_recompute`` task, sent with a countdown of ``AGGREGATION_PROJECT_DELAY`` seconds only when none is
 pending, so a burst of saves costs one project run. The task deletes the key when it starts, so a save that lands
 during a run schedules the next one.
@@ -38,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 # Namespaced by queue, so deployments (and parallel test sessions) sharing one Redis do not debounce each other.
 PENDING_KEY = "penumbra:{queue}:project-recompute:{project_id}"
+DIRTY_ITEMS_KEY = "penumbra:{queue}:dirty-items:{project_id}"
+ITEMS_PENDING_KEY = "penumbra:{queue}:items-pending:{project_id}"
 _redis_clients: dict[str, Any] = {}
 
 
@@ -68,11 +73,10 @@ def _after_commit(project_id: int, item_ids: list[int]) -> None:
     if getattr(settings, "AGGREGATION_IN_THREAD", False):
         _embedded_runner.submit(project_id, item_ids)
         return
-    from aggregation import tasks
 
     try:
         if item_ids:
-            tasks.item_aggregates.delay(project_id, item_ids)
+            items_dirty_mark(project_id=project_id, item_ids=item_ids)
         project_recompute_schedule(project_id=project_id)
     except Exception:
         # Broker down, or (eager mode) the computation itself failed: the save stands, reconciliation catches up.
@@ -101,6 +105,68 @@ def _redis_client() -> Any | None:
 
 def _pending_key(app: Any, project_id: int) -> str:
     return PENDING_KEY.format(queue=app.conf.task_default_queue, project_id=project_id)
+
+
+def _key(template: str, project_id: int) -> str:
+    return template.format(queue=_celery_app().conf.task_default_queue, project_id=project_id)
+
+
+def items_dirty_mark(*, project_id: int, item_ids: list[int]) -> bool:
+    """Add the items to the project's dirty set and send one ``items_dirty_recompute`` unless one is pending;
+    True if a task was sent. Without Redis (eager, memory broker) it sends ``item_aggregates`` for these ids.
+
+    A lost set or message loses nothing: the annotations' timestamps stay newer than their aggregates, and the
+    periodic reconciliation recomputes them.
+    """
+    from aggregation import tasks
+
+    app = _celery_app()
+    client = None if app.conf.task_always_eager else _redis_client()
+    if client is None:
+        tasks.item_aggregates.delay(project_id, item_ids)
+        return True
+    pending = _key(ITEMS_PENDING_KEY, project_id)
+    with client.pipeline(transaction=True) as pipe:
+        pipe.sadd(_key(DIRTY_ITEMS_KEY, project_id), *item_ids)
+        # The expiry outlives the task's hard limit, so a lost message unblocks the next save by itself.
+        pipe.set(pending, "1", nx=True, ex=int(tasks.ITEM_TIME_LIMIT) + 90)
+        _, sent = pipe.execute()
+    if not sent:
+        return False
+    try:
+        tasks.items_dirty_recompute.delay(project_id)
+    except Exception:
+        client.delete(pending)
+        raise
+    return True
+
+
+def items_dirty_take(*, project_id: int) -> list[int] | None:
+    """Called by the task: clear the pending flag, then take (read and empty, atomically) the dirty set.
+
+    The flag goes first so a save landing during the run sends the next task; one landing between the two steps
+    is taken now and its extra task finds an empty set. None when there is no Redis.
+    """
+    client = _redis_client()
+    if client is None:
+        return None
+    client.delete(_key(ITEMS_PENDING_KEY, project_id))
+    dirty = _key(DIRTY_ITEMS_KEY, project_id)
+    with client.pipeline(transaction=True) as pipe:
+        pipe.smembers(dirty)
+        pipe.delete(dirty)
+        members, _ = pipe.execute()
+    return sorted(int(member) for member in members)
+
+
+def items_dirty_restore(*, project_id: int, item_ids: list[int]) -> None:
+    """Put taken ids back after a failed run (the retry, or reconciliation, picks them up)."""
+    client = _redis_client()
+    if client is not None and item_ids:
+        try:
+            client.sadd(_key(DIRTY_ITEMS_KEY, project_id), *item_ids)
+        except Exception:
+            logger.warning("Could not restore dirty items of project %s; reconciliation will find them", project_id)
 
 
 def project_recompute_schedule(*, project_id: int) -> bool:

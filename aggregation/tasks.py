@@ -42,6 +42,33 @@ def item_aggregates(project_id: int, item_ids: list[int]) -> int:
 
 
 @shared_task(
+    name="aggregation.items_dirty_recompute",
+    soft_time_limit=ITEM_TIME_LIMIT,
+    time_limit=ITEM_TIME_LIMIT + 30,
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    max_retries=5,
+)
+def items_dirty_recompute(project_id: int) -> int:
+    """Recompute every item of the project marked dirty since the last run (see dispatch); returns how many."""
+    item_ids = dispatch.items_dirty_take(project_id=project_id)
+    if not item_ids or not Project.objects.filter(pk=project_id).exists():
+        return 0
+    try:
+        done = 0
+        for start in range(0, len(item_ids), RECONCILE_CHUNK):
+            done += services.item_aggregates_recompute(
+                project_id=project_id, item_ids=item_ids[start : start + RECONCILE_CHUNK]
+            )
+        return done
+    except BaseException:
+        dispatch.items_dirty_restore(project_id=project_id, item_ids=item_ids)
+        raise
+
+
+@shared_task(
     name="aggregation.project_recompute",
     soft_time_limit=PROJECT_TIME_LIMIT,
     time_limit=PROJECT_TIME_LIMIT + 60,

@@ -6,6 +6,7 @@ returns the calling annotator's own rows: annotators never read other annotators
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from markdown_it import MarkdownIt
 from annotation import judgment
 from annotation.models import Annotation, Assignment, SuggestionExposure
 from projects.models import TIE, Criterion, Item, Membership, Project, Response, Suggestion, SuggestionValue
+from projects.selectors import item_responses, project_criteria
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -30,6 +32,9 @@ _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typograp
 _BR_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 
+# A pure function of the text, and each item is shown to `overlap` annotators (and again on reloads and edits):
+# the process keeps the latest renders instead of parsing the same responses again.
+@functools.lru_cache(maxsize=512)  # bounded: long responses are tens of kB each
 def markdown_render(text: str) -> str:
     return _markdown.render(_BR_TAG.sub("  \n", text))
 
@@ -231,15 +236,20 @@ def annotation_page_context(
     suggestion (the Accept button); the caller has recorded the exposure.
     """
     errors = errors or {}
-    responses = sorted(item.responses.all(), key=lambda r: r.position)
+    responses = item_responses(item)
     by_position = {response.position: response for response in responses}
     order = [p for p in assignment.response_order if p in by_position]
-    criteria = list(project.criteria.all())
+    criteria = project_criteria(project)
     annotation = annotation_get_own(project=project, item=item, annotator=annotator)
 
     purpose = PURPOSE_RESOLUTION if stage == "resolution" else PURPOSE_PAGE
     suggestion = suggestion_visible_for(
-        project=project, item=item, annotator=annotator, purpose=purpose, has_saved=annotation is not None
+        project=project,
+        item=item,
+        annotator=annotator,
+        purpose=purpose,
+        has_saved=annotation is not None,
+        with_values=accept_values,  # only Accept fills the sliders from the suggestion's own values
     )
     labels = {position: judgment.display_label(index) for index, position in enumerate(order)}
 
@@ -316,6 +326,7 @@ def annotation_page_context(
     return {
         "project": project,
         "item": item,
+        "suggestion_object": suggestion,
         "prompt_html": markdown_render(item.prompt),
         "guidelines_html": markdown_render(project.guidelines) if project.guidelines else "",
         "responses": displayed,

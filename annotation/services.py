@@ -23,7 +23,8 @@ from aggregation import dispatch
 from annotation import judgment
 from annotation.models import Annotation, AnnotationRevision, Assignment, JudgmentValue, SuggestionExposure
 from annotation.selectors import PURPOSE_ACCEPT, PURPOSE_PAGE, PURPOSE_RESOLUTION, suggestion_visible_for
-from projects.models import PERMILLE, TIE, Criterion, Item, Membership, Project, Response
+from projects.models import PERMILLE, TIE, Criterion, Item, Membership, Project, Response, Suggestion
+from projects.selectors import item_responses, project_criteria, role_remembered
 from projects.services import project_mark_labelling_started
 
 # One save never adds more than an hour: a tab left open overnight is not an hour of work.
@@ -44,6 +45,8 @@ def _claim_duration() -> timedelta:
 
 
 def check_annotator(*, project: Project, annotator: AbstractBaseUser) -> None:
+    if role_remembered(user=annotator, project_id=project.pk) == Membership.Role.ANNOTATOR:
+        return  # checked a moment ago in this request (projects.selectors.project_get_for_annotator)
     if not Membership.objects.filter(project=project, user_id=annotator.pk, role=Membership.Role.ANNOTATOR).exists():
         raise ValidationError({"annotator": "You do not annotate this project."})
 
@@ -203,7 +206,7 @@ def _lock(queryset: QuerySet[Any], *, skip_locked: bool) -> QuerySet[Any]:
 
 
 def _new_assignment(*, project: Project, item: Item, annotator: AbstractBaseUser, now: datetime) -> Assignment:
-    positions = list(Response.objects.filter(item=item).values_list("position", flat=True))
+    positions = [response.position for response in item_responses(item)]
     order = judgment.response_order_draw(
         seed=project.seed, annotator_id=int(annotator.pk), item_id=item.pk, positions=positions
     )
@@ -221,7 +224,6 @@ def _new_assignment(*, project: Project, item: Item, annotator: AbstractBaseUser
 # --- the queue --------------------------------------------------------------------------------------------------
 
 
-@transaction.atomic
 def assignment_claim_next(
     *, project: Project, annotator: AbstractBaseUser, exclude_item_ids: Sequence[int] = ()
 ) -> Assignment | None:
@@ -244,20 +246,30 @@ def assignment_claim_next(
         Assignment.objects.filter(
             project=project, annotator_id=annotator.pk, status=Assignment.Status.CLAIMED, expires_at__gt=now
         )
+        .select_related("item")
         .order_by("-claimed_at", "-pk")
         .first()
     )
     if own is not None:
+        # One UPDATE of a row only this annotator writes: it needs no transaction of its own.
         own.expires_at = now + _claim_duration()
         own.save(update_fields=["expires_at", "updated_at"])
         return own
+    return _claim_new(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
 
+
+@transaction.atomic
+def _claim_new(
+    *, project: Project, annotator: AbstractBaseUser, now: datetime, exclude_item_ids: Sequence[int] = ()
+) -> Assignment | None:
+    """The scan and the claim, in one transaction: the candidate row stays locked until the claim is written."""
     offset = judgment.queue_offset(seed=project.seed, annotator_id=int(annotator.pk))
     finished = Assignment.objects.filter(
         item=OuterRef("pk"),
         annotator_id=annotator.pk,
         status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED],
     )
+    own_rows = Assignment.objects.filter(item=OuterRef("pk"), annotator_id=annotator.pk)
     chosen: Item | None = None
     for count in range(project.overlap):
         for half in (Q(queue_key__gte=offset), Q(queue_key__lt=offset)):
@@ -267,6 +279,8 @@ def assignment_claim_next(
                 .exclude(pk__in=exclude_item_ids)
                 .alias(claims=_active_claims_by_others(annotator_id=int(annotator.pk), now=now))
                 .filter(claims__lt=project.overlap - count)
+                # Their own expired claim on it, if any, in the same statement.
+                .annotate(mine_id=Subquery(own_rows.values("pk")[:1]))
                 .order_by("queue_key")
             )
             chosen = _lock(candidates, skip_locked=True).first()
@@ -276,9 +290,10 @@ def assignment_claim_next(
             break
     if chosen is None:
         return None
-    mine = Assignment.objects.filter(item=chosen, annotator_id=annotator.pk).first()
-    if mine is None:
+    mine_id = getattr(chosen, "mine_id", None)
+    if mine_id is None:
         return _new_assignment(project=project, item=chosen, annotator=annotator, now=now)
+    mine = Assignment.objects.get(pk=mine_id)
     # Their own expired claim: take it again, keeping the response order they were shown.
     mine.status = Assignment.Status.CLAIMED
     mine.claimed_at = now
@@ -363,8 +378,8 @@ def annotation_save(
     if source not in SOURCES:
         raise ValidationError({"source": f"Expected one of {', '.join(SOURCES)}."})
     token = check_client_token(client_token)
-    responses = list(Response.objects.filter(item=item).order_by("position"))
-    criteria = list(Criterion.objects.filter(project=project))
+    responses = item_responses(item)
+    criteria = project_criteria(project)
     cleaned, choice, point = check_judgment(
         project=project,
         responses=responses,
@@ -376,13 +391,25 @@ def annotation_save(
 
     now = timezone.now()
     # The assignment row serialises saves of one annotator × item (double clicks, retries, two tabs).
-    assignment = _lock(Assignment.objects.filter(item=item, annotator_id=annotator.pk), skip_locked=False).first()
+    exposures = SuggestionExposure.objects.filter(item=item, annotator_id=annotator.pk)
+    # Whether the suggestion was shown (or accepted) comes with the locked row, in one statement.
+    own_assignment = _lock(
+        Assignment.objects.filter(item=item, annotator_id=annotator.pk).annotate(
+            exposed=Exists(exposures),
+            accept_exposed=Exists(exposures.filter(kind=SuggestionExposure.Kind.ACCEPT)),
+            labelled=Exists(Annotation.objects.filter(item=item, annotator_id=annotator.pk)),
+        ),
+        skip_locked=False,
+    )
+    assignment = own_assignment.first()
     if assignment is None:
         # No row to serialise on yet (an API save without a claim): the item row does it, then look again, so two
         # simultaneous first saves do not both create the assignment.
         _lock(Item.objects.filter(pk=item.pk), skip_locked=False).values("pk").first()
-        assignment = _lock(Assignment.objects.filter(item=item, annotator_id=annotator.pk), skip_locked=False).first()
-    annotation = Annotation.objects.filter(item=item, annotator_id=annotator.pk).first()
+        assignment = own_assignment.all().first()
+    # A first save (the common case) needs no read of the annotation: the locked row said there is none.
+    labelled = assignment is None or bool(assignment.labelled)
+    annotation = Annotation.objects.filter(item=item, annotator_id=annotator.pk).first() if labelled else None
     if annotation is not None and token is not None and annotation.revisions.filter(client_token=token).exists():
         return annotation
     if annotation is None:
@@ -400,15 +427,19 @@ def annotation_save(
         raise ValidationError({"reason": "Only after-label projects have a resolution step."})
     if reason == "resolution" and annotation is None:
         raise ValidationError({"reason": "A resolution changes a saved label; there is none yet."})
-    exposures = SuggestionExposure.objects.filter(item=item, annotator_id=annotator.pk)
-    if accepted and not exposures.filter(kind=SuggestionExposure.Kind.ACCEPT).exists():
+    if assignment is not None:
+        exposed, accept_exposed = bool(assignment.exposed), bool(assignment.accept_exposed)
+    else:
+        exposed = exposures.exists()
+        accept_exposed = exposed and exposures.filter(kind=SuggestionExposure.Kind.ACCEPT).exists()
+    if accepted and not accept_exposed:
         raise ValidationError({"accepted": "No suggestion was accepted for this item."})
 
     # Checks done: from here on, write.
     if assignment is None:
         assignment = _new_assignment(project=project, item=item, annotator=annotator, now=now)
     spent = _clamp_time(time_spent_ms=time_spent_ms, assignment=assignment, now=now)
-    shown = (annotation is not None and annotation.suggestion_shown) or exposures.exists()
+    shown = (annotation is not None and annotation.suggestion_shown) or exposed
     first_save = annotation is None
     if annotation is None:
         annotation = Annotation(
@@ -426,7 +457,8 @@ def annotation_save(
 
     by_position = {response.position: response for response in responses}
     by_name = {criterion.name: criterion for criterion in criteria}
-    JudgmentValue.objects.filter(annotation=annotation).delete()
+    if not first_save:
+        JudgmentValue.objects.filter(annotation=annotation).delete()
     JudgmentValue.objects.bulk_create(
         [
             JudgmentValue(annotation=annotation, response=by_position[p], criterion=by_name[n], mu=mu, nu=nu)
@@ -459,7 +491,8 @@ def annotation_save(
         assignment.save(update_fields=["status", "expires_at", "updated_at"])
     if first_save:
         Item.objects.filter(pk=item.pk).update(annotation_count=F("annotation_count") + 1)
-        project_mark_labelling_started(project_id=project.pk)
+        if project.labelling_started_at is None:
+            project_mark_labelling_started(project_id=project.pk)
     dispatch.on_annotations_changed(project_id=project.pk, item_ids=[item.pk])
     return annotation
 
@@ -493,15 +526,23 @@ _PURPOSE_OF_KIND: dict[str, str] = {
 }
 
 
-@transaction.atomic
-def exposure_record(*, project: Project, item: Item, annotator: AbstractBaseUser, kind: str) -> SuggestionExposure:
-    """Record that the suggestion of ``item`` was shown to ``annotator``; refused where it may not be shown."""
+# Not atomic on purpose: reads, then one INSERT that commits by itself; a transaction around it would only add a
+# BEGIN and a COMMIT to every page view.
+def exposure_record(
+    *, project: Project, item: Item, annotator: AbstractBaseUser, kind: str, visible: Suggestion | None = None
+) -> SuggestionExposure:
+    """Record that the suggestion of ``item`` was shown to ``annotator``; refused where it may not be shown.
+
+    ``visible``: the suggestion that ``suggestion_visible_for`` has just returned for this item, annotator and the
+    kind's purpose in the same request (the page's render), so the decision is not read twice.
+    """
     if kind not in _PURPOSE_OF_KIND:
         raise ValidationError({"kind": f"Expected one of {', '.join(SuggestionExposure.Kind.values)}."})
     check_annotator_of(project=project, item=item, annotator=annotator)
-    visible = suggestion_visible_for(
-        project=project, item=item, annotator=annotator, purpose=_PURPOSE_OF_KIND[kind], with_values=False
-    )
+    if visible is None or visible.item_id != item.pk:
+        visible = suggestion_visible_for(
+            project=project, item=item, annotator=annotator, purpose=_PURPOSE_OF_KIND[kind], with_values=False
+        )
     if visible is None:
         raise ValidationError({"suggestion": "There is no suggestion to show for this item."})
     return SuggestionExposure.objects.create(project=project, item=item, annotator_id=annotator.pk, kind=kind)

@@ -18,7 +18,7 @@ from annotation import selectors, services, study_views
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
 from projects.models import Item, Project
-from projects.selectors import item_get_for_user, project_get_for_annotator
+from projects.selectors import item_get_for_user, item_responses, project_criteria, project_get_for_annotator
 
 
 class AnnotatorRequest(HttpRequest):
@@ -63,9 +63,11 @@ def _render_item(
         accept_values=accept_values,
     )
     # Every showing is recorded (Accept records its own, as kind "accept").
+    # The model object stays out of the template: only the shown fields (context["suggestion"]) reach the page.
+    visible = context.pop("suggestion_object")
     if context["suggestion"] is not None and not accept_values:
         kind = SuggestionExposure.Kind.RESOLUTION if stage == "resolution" else SuggestionExposure.Kind.BEFORE_LABEL
-        services.exposure_record(project=project, item=item, annotator=request.user, kind=kind)
+        services.exposure_record(project=project, item=item, annotator=request.user, kind=kind, visible=visible)
     context.update(
         client_token=uuid.uuid4().hex,
         notice=notice,
@@ -130,8 +132,8 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         return _render_item(request, project=project, item=item, assignment=assignment, stage=stage)
 
     # A save needs no claim of its own here: annotation_save checks the claim (or room) itself.
-    responses = list(item.responses.order_by("position"))
-    criteria = list(project.criteria.all())
+    responses = item_responses(item)
+    criteria = project_criteria(project)
     arguments, posted = annotation_post_parse(
         data=request.POST, project=project, responses=responses, criteria=criteria
     )

@@ -178,11 +178,23 @@ CONTENT_SECURITY_POLICY = {
 
 # Login throttling (django-axes): too many failures for one account, or from one address, lock it for a while.
 # With Redis the counts live there and are shared by every web process; the embedded default keeps them in memory.
+# Two caches: "default" holds the login-failure counts and fails open while Redis is down (config/cache.py): an
+# outage pauses throttling, it does not stop logins. "sessions" must fail loudly on delete (config/sessions.py).
+CACHES: dict[str, dict[str, Any]]
 if _redis_url:
-    # Fails open while Redis is down (config/cache.py): a broker outage pauses throttling, it does not stop logins.
-    CACHES = {"default": {"BACKEND": "config.cache.FailOpenRedisCache", "LOCATION": _redis_url}}
+    CACHES = {
+        "default": {"BACKEND": "config.cache.FailOpenRedisCache", "LOCATION": _redis_url},
+        "sessions": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _redis_url,
+            "KEY_PREFIX": "penumbra",
+        },
+    }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "sessions": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "sessions"},
+    }
     # axes warns about a per-process cache; the embedded default is one process, where it counts correctly.
     SILENCED_SYSTEM_CHECKS = ["axes.W001"]
 AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"
@@ -214,7 +226,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # Projects and aggregates share one operator choice set: one name in the schema.
-    "ENUM_NAME_OVERRIDES": {"AggregationOperatorEnum": "projects.models.Project.Operator"},
+    "ENUM_NAME_OVERRIDES": {
+        "AggregationOperatorEnum": "projects.models.Project.Operator",
+        "HandoffRuleEnum": "projects.models.Project.HandoffRule",
+    },
 }
 
 # Celery. Without REDIS_URL tasks run in-process (the embedded default).
@@ -248,6 +263,12 @@ AGGREGATION_PROJECT_DELAY = env_int("AGGREGATION_PROJECT_DELAY", 3)
 # Embedded mode (SQLite, tasks in-process): one background thread does the recomputation, so requests never wait.
 AGGREGATION_IN_THREAD = env_bool("AGGREGATION_IN_THREAD", EMBEDDED and CELERY_TASK_ALWAYS_EAGER)
 REDIS_URL = _redis_url
+
+# Sessions are read on every request: cached_db (config.sessions) answers from the cache and keeps the database row
+# as the record, so logging out still ends a session (signed cookies could not be revoked server-side) and a Redis
+# outage falls back to the database.
+SESSION_ENGINE = "config.sessions"
+SESSION_CACHE_ALIAS = "sessions"
 
 # Annotation
 CLAIM_SECONDS = env_int("PENUMBRA_CLAIM_SECONDS", 900, minimum=10)

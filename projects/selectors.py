@@ -3,12 +3,48 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import QuerySet, prefetch_related_objects
 from django.http import Http404
 
-from projects.models import Item, Membership, Project
+from projects.models import Criterion, Item, Membership, Project, Response
 
 AnyUser = AbstractBaseUser | AnonymousUser
+
+# The role found by the membership check, kept on the request's user object for the rest of that request, so the
+# services it calls next need not query the membership again (the user object does not outlive the request).
+_ROLES_ATTRIBUTE = "_penumbra_project_roles"
+_CRITERIA_ATTRIBUTE = "_penumbra_criteria"
+
+
+def _role_remember(user: AnyUser, project_id: int, role: str) -> None:
+    roles = getattr(user, _ROLES_ATTRIBUTE, None)
+    if roles is None:
+        roles = {}
+        setattr(user, _ROLES_ATTRIBUTE, roles)
+    roles[int(project_id)] = role
+
+
+def role_remembered(*, user: AnyUser, project_id: int) -> str | None:
+    """The role a membership check already found for this user object in this request, if any."""
+    roles = getattr(user, _ROLES_ATTRIBUTE, None)
+    return roles.get(int(project_id)) if roles else None
+
+
+def project_criteria(project: Project) -> list[Criterion]:
+    """The project's criteria, read once per project object (a request reads them for parsing, saving and
+    rendering)."""
+    cached = getattr(project, _CRITERIA_ATTRIBUTE, None)
+    if cached is None:
+        cached = list(project.criteria.all())
+        setattr(project, _CRITERIA_ATTRIBUTE, cached)
+    return list(cached)
+
+
+def item_responses(item: Item) -> list[Response]:
+    """The item's responses by stored position, read once per item object (Django's prefetch cache)."""
+    if "responses" not in getattr(item, "_prefetched_objects_cache", {}):
+        prefetch_related_objects([item], "responses")
+    return sorted(item.responses.all(), key=lambda response: response.position)
 
 
 def membership_get(*, user: AnyUser, project_id: int) -> Membership | None:
@@ -30,6 +66,7 @@ def project_get_for_user(*, user: AnyUser, project_id: int, role: str | None = N
     membership = membership_get(user=user, project_id=project_id)
     if membership is None or (role is not None and membership.role != role):
         raise Http404("No such project.")
+    _role_remember(user, project_id, membership.role)
     return membership.project
 
 

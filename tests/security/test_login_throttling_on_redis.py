@@ -27,7 +27,10 @@ def _axes_keys() -> list[bytes]:
 
 
 def _redis_cache(location: str, *, reachable: bool) -> Iterator[None]:
-    backend = {"default": {"BACKEND": "config.cache.FailOpenRedisCache", "LOCATION": location}}
+    backend = {
+        "default": {"BACKEND": "config.cache.FailOpenRedisCache", "LOCATION": location},
+        "sessions": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "sessions-test"},
+    }
     with override_settings(CACHES=backend):
         AxesProxyHandler.get_implementation(force=True)  # the handler keeps the cache it was made with
         try:
