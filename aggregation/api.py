@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.files.storage import default_storage
 from django.db.models import Prefetch
-from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -24,6 +23,7 @@ from aggregation.export import FORMATS, PAIRS, ExportOptions, export_filename, e
 from aggregation.export_tasks import export_job_start
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
+from projects.jobs import job_stream_bytes
 from projects.models import Job, Suggestion, SuggestionValue
 from projects.selectors import project_get_for_lead
 
@@ -265,17 +265,15 @@ class ExportApi(APIView):
 
 class ExportDownloadApi(APIView):
     @extend_schema(responses={(200, "application/jsonl"): OpenApiResponse(OpenApiTypes.BINARY)})
-    def get(self, request: Request, job_id: int) -> FileResponse:
+    def get(self, request: Request, job_id: int) -> StreamingHttpResponse:
         project_id = Job.objects.filter(pk=job_id, kind=Job.Kind.EXPORT).values_list("project_id", flat=True).first()
         if project_id is None:
             raise Http404("No such export.")
         project = project_get_for_lead(user=request.user, project_id=project_id)
         job = Job.objects.get(pk=job_id, project=project)
-        if job.status != Job.Status.DONE or "file" not in job.result:
+        if job.status != Job.Status.DONE:
             raise ValidationError({"job": f"The export is {job.status}; download it once it is done."})
-        return FileResponse(
-            default_storage.open(job.result["file"], "rb"),
-            as_attachment=True,
-            filename=job.result.get("filename", "export.jsonl"),
-            content_type="application/jsonl",
-        )
+        response = StreamingHttpResponse(job_stream_bytes(job_id=job.pk), content_type="application/jsonl")
+        filename = job.result.get("filename", "export.jsonl")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
