@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions
@@ -22,6 +23,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             exc = exceptions.ValidationError({"non_field_errors": exc.messages})
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
+    if isinstance(exc, RequestDataTooBig):
+        # Django's own answer would be an HTML page; an API client should get the same JSON as for any bad input.
+        exc = exceptions.ValidationError({"non_field_errors": [str(exc) or "The request body is too large."]})
+        exc.status_code = 413
+    elif isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
+        exc = exceptions.ValidationError({"non_field_errors": ["The request has too many fields or files."]})
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
