@@ -8,10 +8,11 @@ PORT ?= 8000
 PYTEST_WORKERS ?= 2
 # Services, selectors, the maths and the background work: where a type error would corrupt data.
 TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.py projects/suggestions.py \
-	projects/llm.py projects/import_tasks.py annotation/label_import.py annotation/judgment.py \
+	projects/llm.py projects/import_tasks.py projects/jobs.py annotation/label_import.py annotation/judgment.py \
 	aggregation/ifs.py aggregation/agreement.py aggregation/weights.py aggregation/comparisons.py \
 	aggregation/suggestion_figures.py aggregation/suggestion_selectors.py aggregation/handoff.py \
-	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py config/bulk.py
+	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py config/bulk.py \
+	config/input_limits.py config/openapi.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -39,3 +40,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(data, dict) and "detail" in data:
         response.data = {"detail": str(data["detail"]), "errors": {}}
     return response
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """An API address that matches no route (a negative id, a typo) answers in the API's JSON shape too."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found.", "errors": {}}, status=404)
+    return page_not_found(request, exception)

@@ -53,7 +53,7 @@ TASKS: dict[str, tuple[str, str]] = {
 }
 
 Progress = Callable[..., None]
-NOUNS = {
+NOUNS: dict[str, str] = {
     Job.Kind.IMPORT_ITEMS: "item import",
     Job.Kind.IMPORT_LABELS: "label import",
     Job.Kind.EXPORT: "export",
