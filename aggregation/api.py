@@ -19,7 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from aggregation.export import FORMATS, PAIRS, ExportOptions, export_filename, export_lines
+from aggregation.export import FORMATS, MAX_MIN_ANNOTATORS, PAIRS, ExportOptions, export_filename, export_lines
 from aggregation.export_tasks import export_job_start
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
@@ -213,7 +213,7 @@ class SuggestionListApi(APIView):
 
 class ExportQuerySerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS, default="dpo")
-    min_annotators = serializers.IntegerField(required=False, min_value=0)
+    min_annotators = serializers.IntegerField(required=False, min_value=0, max_value=MAX_MIN_ANNOTATORS)
     max_hesitation = serializers.FloatField(required=False, min_value=0, max_value=1)
     min_margin = serializers.FloatField(required=False, min_value=0, max_value=2)
     provenance = serializers.ChoiceField(choices=Provenance.values, required=False)

@@ -147,7 +147,7 @@ def _json_cases() -> list[Case]:
         ("item-nul", save(item=NUL)),
         ("item-10e30", save(item=10**30)),
         ("item-unknown", save(item=999_999_999)),
-        ("time-10e30", save(time_spent_ms=10**30)),
+        ("time-text", save(time_spent_ms="long")),
         ("time-negative", save(time_spent_ms=-5)),
         ("client-token-nul", save(client_token=NUL)),
         ("client-token-100k", save(client_token=LONG)),
@@ -156,7 +156,7 @@ def _json_cases() -> list[Case]:
         cases.append(Case(f"annotation-{label}", "annotator", "post", annotations, body))
     for label, body in (
         ("mu-1e308", save(v0_mu=1e308)),
-        ("time-10e30", save(time_spent_ms=10**30)),
+        ("time-nul", save(time_spent_ms=NUL)),
         ("client-token-nul", save(client_token=NUL)),
     ):
         cases.append(Case(f"annotation-edit-{label}", "annotator", "put", "/api/projects/{p}/annotations/{a}/", body))
@@ -181,6 +181,8 @@ def _json_cases() -> list[Case]:
     )
     for name, who, method, path in endpoints:
         for label, raw in bodies.items():
+            if (name, label) == ("settings", "empty"):
+                continue  # an empty PATCH is a valid request that changes nothing
             cases.append(Case(f"body-{name}-{label}", who, method, path, raw))
     for name, who, method, path in endpoints[:2]:
         cases.append(Case(f"body-{name}-wrong-type", who, method, path, b"name=x", "text/plain"))
@@ -197,7 +199,7 @@ def _query_cases() -> list[Case]:
         ("/api/projects/{p}/items/", {"cursor": NUL}),
         ("/api/projects/{p}/items/", {"cursor": LONG}),
         ("/api/projects/{p}/aggregates/items/", {"provenance": NUL}),
-        ("/api/projects/{p}/aggregates/items/", {"cursor": "%%%"}),
+        ("/api/projects/{p}/aggregates/items/", {"cursor": "zz"}),
         ("/api/projects/{p}/suggestions/", {"cursor": NUL}),
         ("/api/projects/{p}/jobs/", {"cursor": "zz"}),
         ("/api/projects/{p}/export/", {"format": NUL}),
@@ -214,7 +216,8 @@ def _query_cases() -> list[Case]:
         label = "-".join(f"{k.replace(chr(0), 'NUL')}" for k in params)
         value = next(iter(params.values()))
         tag = "nul" if "\x00" in value or any("\x00" in k for k in params) else value[:12]
-        cases.append(Case(f"query-{path.split('/')[-2]}-{label}-{tag}", "lead", "get", path, params))
+        where = path.removeprefix("/api/projects/{p}/").strip("/").replace("/", "-")
+        cases.append(Case(f"query-{where}-{label}-{tag}", "lead", "get", path, params))
     cases.append(Case("query-export-job-nul", "lead", "post", "/api/projects/{p}/export/?format=%00", None))
     return cases
 
@@ -275,6 +278,7 @@ def test_hostile_api_input_is_refused_in_the_json_format(case, world):
     assert _checksum() == before
 
 
+# The time spent is clamped, never refused (client clocks are not trusted), so it is not in this catalogue.
 FORM_CASES = [
     ("mu-nul", {"mu": NUL}),
     ("mu-10e30", {"mu": str(10**30)}),
@@ -282,8 +286,8 @@ FORM_CASES = [
     ("mu-negative", {"mu": "-5"}),
     ("nu-over", {"nu": "900"}),
     ("mu-100k", {"mu": LONG}),
-    ("time-10e30", {"time_spent_ms": str(10**30)}),
-    ("time-nul", {"time_spent_ms": NUL}),
+    ("nu-nul", {"nu": NUL}),
+    ("nu-1e308", {"nu": "1e308"}),
     ("client-token-nul", {"client_token": NUL}),
     ("client-token-100k", {"client_token": LONG}),
     ("mu-missing", {"mu": None}),
