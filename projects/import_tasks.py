@@ -24,8 +24,8 @@ from projects.jobs import (
     JobFailed,
     Progress,
     job_enqueue_on_commit,
-    job_input_line_count,
     job_input_lines,
+    job_input_scan,
     job_input_store,
     job_run,
 )
@@ -97,9 +97,18 @@ def _lines(job: Job) -> Any:
     return slowly()
 
 
+def _checked_line_count(job: Job) -> int:
+    """The file's line count; a line that is not UTF-8 fails the job with its number before anything is read."""
+    total, bad = job_input_scan(job_id=job.pk)
+    if bad:
+        errors = [{"line": line, "message": "not valid UTF-8 text"} for line in bad]
+        raise JobFailed("Bad rows: nothing was imported.", errors=errors, total_errors=len(bad))
+    return total
+
+
 def import_items_job_run(*, job_id: int) -> None:
     def work(job: Job, progress: Progress) -> dict[str, Any]:
-        total = job_input_line_count(job_id=job.pk)
+        total = _checked_line_count(job)
         progress(0, total)
         try:
             result = items_import(
@@ -120,7 +129,7 @@ def import_items_job_run(*, job_id: int) -> None:
 
 def import_labels_job_run(*, job_id: int) -> None:
     def work(job: Job, progress: Progress) -> dict[str, Any]:
-        progress(0, job_input_line_count(job_id=job.pk))
+        progress(0, _checked_line_count(job))
         try:
             result = labels_import(
                 project=job.project,

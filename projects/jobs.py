@@ -104,24 +104,33 @@ def job_stream_bytes(*, job_id: int, stream: str = JobChunk.Stream.OUTPUT) -> It
     return _parts(job_id, stream)
 
 
-def job_input_lines(*, job_id: int) -> Iterator[str]:
-    """The input's lines (with their newline), decoded as UTF-8; a bad byte becomes U+FFFD for the parser to see."""
+def _raw_lines(job_id: int) -> Iterator[bytes]:
     rest = b""
     for data in _parts(job_id, JobChunk.Stream.INPUT):
         rest += data
         *lines, rest = rest.split(b"\n")
         for line in lines:
-            yield (line + b"\n").decode("utf-8", errors="replace")
+            yield line + b"\n"
     if rest:
-        yield rest.decode("utf-8", errors="replace")
+        yield rest
 
 
-def job_input_line_count(*, job_id: int) -> int:
-    count, last = 0, b""
-    for data in _parts(job_id, JobChunk.Stream.INPUT):
-        count += data.count(b"\n")
-        last = data
-    return count + (1 if last and not last.endswith(b"\n") else 0)
+def job_input_lines(*, job_id: int) -> Iterator[str]:
+    """The input's lines (with their newline), decoded as UTF-8 (check them first with job_input_scan)."""
+    for line in _raw_lines(job_id):
+        yield line.decode("utf-8", errors="replace")
+
+
+def job_input_scan(*, job_id: int, max_errors: int = 100) -> tuple[int, list[int]]:
+    """(number of lines, numbers of the lines that are not valid UTF-8, at most ``max_errors`` of them)."""
+    count, bad = 0, []
+    for count, line in enumerate(_raw_lines(job_id), start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            if len(bad) < max_errors:
+                bad.append(count)
+    return count, bad
 
 
 def job_output_write(*, job_id: int, pieces: Iterable[str]) -> int:

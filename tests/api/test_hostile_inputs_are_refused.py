@@ -237,9 +237,11 @@ def _fill_body(body: Any, ids: dict[str, int]) -> Any:
 
 @pytest.fixture
 def world(project, lead, annotator) -> dict[str, Any]:
+    from annotation.services import assignment_claim_next
     from tests.aggregation.conftest import annotate_ifs
 
-    item = project.items.filter(is_blind=False).order_by("id").first()
+    # The slider form saves only the item the queue handed out.
+    item = assignment_claim_next(project=project, annotator=annotator).item
     other = project.items.exclude(pk=item.pk).order_by("id").first()
     annotation = annotate_ifs(other, annotator, [(600, 200), (100, 700)])
     clients = {}
