@@ -123,7 +123,8 @@ def job_input_lines(*, job_id: int) -> Iterator[str]:
 
 def job_input_scan(*, job_id: int, max_errors: int = 100) -> tuple[int, list[int]]:
     """(number of lines, numbers of the lines that are not valid UTF-8, at most ``max_errors`` of them)."""
-    count, bad = 0, []
+    count = 0
+    bad: list[int] = []
     for count, line in enumerate(_raw_lines(job_id), start=1):
         try:
             line.decode("utf-8")
