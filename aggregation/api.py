@@ -11,9 +11,8 @@ from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.core.files.storage import default_storage
 from django.db.models import Prefetch
-from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -21,12 +20,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from aggregation.export import FORMATS, PAIRS, TIES, ExportOptions, export_filename, export_lines
+from aggregation.export import FORMATS, MAX_MIN_ANNOTATORS, PAIRS, TIES, ExportOptions, export_filename, export_lines
 from aggregation.export_tasks import export_job_start
 from aggregation.handoff import handoff_apply, handoff_undo
 from aggregation.models import AnnotatorAggregate, HandoffDecision, ItemAggregate, ProjectAggregate, Provenance
 from aggregation.selectors import Staleness, figures_staleness
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
+from projects.jobs import job_stream_bytes
 from projects.models import Job, Suggestion, SuggestionValue
 from projects.selectors import project_get_for_lead
 from projects.suggestions import suggestion_job_start
@@ -256,7 +256,7 @@ class SuggestionListApi(APIView):
 
 class ExportQuerySerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS, default="dpo")
-    min_annotators = serializers.IntegerField(required=False, min_value=0)
+    min_annotators = serializers.IntegerField(required=False, min_value=0, max_value=MAX_MIN_ANNOTATORS)
     max_hesitation = serializers.FloatField(required=False, min_value=0, max_value=1)
     min_agreement = serializers.FloatField(required=False, min_value=0, max_value=1)
     min_margin = serializers.FloatField(required=False, min_value=0, max_value=2)
@@ -319,20 +319,17 @@ class ExportApi(APIView):
 
 class ExportDownloadApi(APIView):
     @extend_schema(responses={(200, "application/jsonl"): OpenApiResponse(OpenApiTypes.BINARY)})
-    def get(self, request: Request, job_id: int) -> FileResponse:
+    def get(self, request: Request, job_id: int) -> StreamingHttpResponse:
         project_id = Job.objects.filter(pk=job_id, kind=Job.Kind.EXPORT).values_list("project_id", flat=True).first()
         if project_id is None:
             raise Http404("No such export.")
         project = project_get_for_lead(user=request.user, project_id=project_id)
         job = Job.objects.get(pk=job_id, project=project)
-        if job.status != Job.Status.DONE or "file" not in job.result:
+        if job.status != Job.Status.DONE:
             raise ValidationError({"job": f"The export is {job.status}; download it once it is done."})
-        response = FileResponse(
-            default_storage.open(job.result["file"], "rb"),
-            as_attachment=True,
-            filename=job.result.get("filename", "export.jsonl"),
-            content_type="application/jsonl",
-        )
+        response = StreamingHttpResponse(job_stream_bytes(job_id=job.pk), content_type="application/jsonl")
+        filename = job.result.get("filename", "export.jsonl")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
         # Staleness as it was when the job wrote the file (older jobs did not record it: "0").
         response[STALE_HEADER] = f"1; {job.result.get('stale_reason')}" if job.result.get("stale") else "0"
         return response

@@ -70,6 +70,9 @@ class ExportOptions:
         return (self.ties or DEFAULT_TIES.get(self.format, "mark")) == "exclude"
 
 
+MAX_MIN_ANNOTATORS = 1_000_000
+
+
 def check_export_options(options: ExportOptions) -> None:
     """Raise ValidationError naming each bad option; nothing is read."""
     errors: dict[str, str] = {}
@@ -81,8 +84,9 @@ def check_export_options(options: ExportOptions) -> None:
         errors["ties"] = f"Expected one of {', '.join(TIES)}."
     if options.provenance is not None and options.provenance not in Provenance.values:
         errors["provenance"] = f"Expected one of {', '.join(Provenance.values)}."
-    if options.min_annotators is not None and options.min_annotators < 0:
-        errors["min_annotators"] = "Expected a whole number ≥ 0."
+    if options.min_annotators is not None and not 0 <= options.min_annotators <= MAX_MIN_ANNOTATORS:
+        # Above the database's integer range the filter would fail instead of matching nothing.
+        errors["min_annotators"] = f"Expected a whole number from 0 to {MAX_MIN_ANNOTATORS}."
     if options.max_hesitation is not None and not 0 <= options.max_hesitation <= 1:
         errors["max_hesitation"] = "Expected a number from 0 to 1."
     if options.min_agreement is not None and not 0 <= options.min_agreement <= 1:

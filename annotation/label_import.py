@@ -49,6 +49,7 @@ from django.utils.dateparse import parse_datetime
 from aggregation.dispatch import on_annotations_changed
 from annotation.models import Annotation, AnnotationRevision, JudgmentValue
 from config.bulk import insert_rows
+from config.input_limits import DEPTH_MESSAGE, json_value_problem
 from projects.importing import ImportRejected, RowError, RowInvalid, to_permille
 from projects.models import PERMILLE, TIE, Item, Project, Response
 from projects.services import label_annotators_resolve, project_mark_labelling_started
@@ -102,6 +103,10 @@ def _parse(line_number: int, text: str, project: Project, criterion_names: list[
         row = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ValueError(DEPTH_MESSAGE) from None
+    if (problem := json_value_problem(row)) is not None:
+        raise ValueError(problem)
     if not isinstance(row, dict):
         raise ValueError("expected a JSON object")
     item = row.get("item")

@@ -72,6 +72,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "config.input_limits.RefuseNulInQueryMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -215,6 +216,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "config.input_limits.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Penumbra API",
@@ -230,6 +236,10 @@ SPECTACULAR_SETTINGS = {
         "AggregationOperatorEnum": "projects.models.Project.Operator",
         "HandoffRuleEnum": "projects.models.Project.HandoffRule",
     },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.openapi.add_error_responses",
+    ],
 }
 
 # Celery. Without REDIS_URL tasks run in-process (the embedded default).
@@ -257,7 +267,21 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "aggregation.aggregates_reconcile",
         "schedule": float(env_int("AGGREGATION_RECONCILE_SECONDS", 60, minimum=5)),
     },
+    # Queues jobs whose task never reached the broker and jobs whose worker stopped beating (projects.jobs).
+    "jobs-recover": {
+        "task": "projects.jobs_recover",
+        "schedule": float(env_int("JOB_RECOVER_SECONDS", 30, minimum=1)),
+    },
 }
+# Background jobs (projects.jobs): a running job beats every JOB_HEARTBEAT_SECONDS; one silent for
+# JOB_STALE_SECONDS lost its worker and is run again, at most JOB_MAX_ATTEMPTS times in all.
+JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 5, minimum=1)
+JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 60, minimum=2)
+JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 3, minimum=1)
+# A pending job queued this long ago and never started is queued again (its message may have been lost).
+JOB_REQUEUE_SECONDS = env_int("JOB_REQUEUE_SECONDS", 600, minimum=1)
+# Fault tests only: milliseconds an import sleeps every 100 lines, so a worker can be killed half-way.
+JOB_TEST_PAUSE_MS = env_int("JOB_TEST_PAUSE_MS", 0)
 # Project-level figures are recomputed this many seconds after the first save of a burst (debounce).
 AGGREGATION_PROJECT_DELAY = env_int("AGGREGATION_PROJECT_DELAY", 3)
 # Embedded mode (SQLite, tasks in-process): one background thread does the recomputation, so requests never wait.

@@ -51,6 +51,8 @@ class CriterionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Criterion
         fields = ["name", "weight", "description"]
+        # The weights must sum to 1, so a missing one cannot quietly take the model's default.
+        extra_kwargs = {"weight": {"required": True}}
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -274,10 +276,22 @@ class MemberListApi(APIView):
         return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
 
 
+class ItemForMemberSerializer(ItemSerializer):
+    """The documented item: the lead-only fields are present for leads and absent for annotators."""
+
+    is_blind = serializers.BooleanField(required=False)
+    blind_inclusion_probability = serializers.FloatField(allow_null=True, required=False)
+    gold_position = serializers.IntegerField(allow_null=True, required=False)
+    annotation_count = serializers.IntegerField(required=False)
+    suggestion = SuggestionSerializer(allow_null=True, required=False)
+
+
 class ItemListApi(APIView):
     pagination_class = IdPagination
 
-    @extend_schema(responses=LeadItemSerializer(many=True), description="Leads also get is_blind, gold, suggestion.")
+    @extend_schema(
+        responses=ItemForMemberSerializer(many=True), description="Leads also get is_blind, gold, suggestion."
+    )
     def get(self, request: Request, project_id: int) -> Response:
         project = project_get_for_user(user=request.user, project_id=project_id)
         lead = project_role_get(user=request.user, project=project) == Membership.Role.LEAD
@@ -288,7 +302,7 @@ class ItemListApi(APIView):
 
 
 class ItemDetailApi(APIView):
-    @extend_schema(responses=LeadItemSerializer)
+    @extend_schema(responses=ItemForMemberSerializer, description="Leads also get is_blind, gold, suggestion.")
     def get(self, request: Request, project_id: int, item_id: int) -> Response:
         project = project_get_for_user(user=request.user, project_id=project_id)
         lead = project_role_get(user=request.user, project=project) == Membership.Role.LEAD

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from aggregation.dispatch import on_annotations_changed
 from config import bulk
+from config.input_limits import DEPTH_MESSAGE, json_value_problem
 from projects import blind
 from projects.models import PERMILLE, TIE, Item, Project, Response, Suggestion, SuggestionValue
 from projects.services import blind_sample_assign_new, blind_sample_redraw
@@ -100,6 +101,9 @@ def to_permille(value: Any, what: str) -> int:
     """The one per-mille rule: a number in [0, 1] that is k/1000 for a whole k."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise RowInvalid(f"{what} must be a number from 0 to 1")
+    if not 0 <= value <= 1:
+        # Checked before scaling: 1e308 * 1000 is infinite and cannot be rounded.
+        raise RowInvalid(f"{what}={value!r} is outside 0..1")
     scaled = value * PERMILLE
     whole = round(scaled)
     if abs(scaled - whole) > 1e-6:
@@ -215,6 +219,10 @@ def parse_row(*, line: int, text: str, project: Project, trl_chosen_as: str) -> 
         row = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RowInvalid(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise RowInvalid(DEPTH_MESSAGE) from None
+    if (problem := json_value_problem(row)) is not None:
+        raise RowInvalid(problem)
     if not isinstance(row, dict):
         raise RowInvalid("expected a JSON object")
     if "chosen" in row or "rejected" in row:

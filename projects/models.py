@@ -272,7 +272,7 @@ class Job(models.Model):
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     options = models.JSONField(default=dict, blank=True)
-    input_file = models.CharField(max_length=500, blank=True)
+    input_file = models.CharField(max_length=500, blank=True)  # unused since inputs live in JobChunk
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(null=True, blank=True)
     result = models.JSONField(default=dict, blank=True)
@@ -280,9 +280,15 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The job row is its own outbox: pending with no enqueued_at means its task never reached the broker.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    # Written by the running worker every few seconds; a running job whose heartbeat is old lost its worker.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "heartbeat_at"], name="job_status_heartbeat")]
 
 
 class StudyLink(models.Model):
@@ -349,3 +355,20 @@ class Participant(models.Model):
 
     def __str__(self) -> str:
         return f"{self.external_id} in {self.link}"
+
+
+class JobChunk(models.Model):
+    """A job's uploaded input or written output, in parts of at most a megabyte, kept in PostgreSQL so that a worker
+    on any machine can read what the web server received and the web server can serve what a worker wrote."""
+
+    class Stream(models.TextChoices):
+        INPUT = "input", "Input"
+        OUTPUT = "output", "Output"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="chunks")
+    stream = models.CharField(max_length=6, choices=Stream.choices)
+    part = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "stream", "part"], name="jobchunk_unique_part")]

@@ -78,6 +78,28 @@ def _unique_slug(name: str) -> str:
     return slug
 
 
+TEXT_SETTINGS = (
+    "name",
+    "description",
+    "guidelines",
+    "llm_base_url",
+    "llm_model",
+    "llm_api_key",
+    "llm_instruction_template",
+)
+
+
+def _text_problem(raw: Any, field: Any) -> str | None:
+    # PostgreSQL refuses NUL characters and over-long values with an exception; say so before writing.
+    if not isinstance(raw, str):
+        return "Expected a text."
+    if "\x00" in raw:
+        return "NUL characters (\\u0000) are not allowed in text."
+    if field.max_length is not None and len(raw) > field.max_length:
+        return f"At most {field.max_length} characters (got {len(raw)})."
+    return None
+
+
 def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None:
     """Raise ValidationError naming each bad field; nothing is written."""
     errors: dict[str, str] = {}
@@ -126,7 +148,10 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
                 errors[field] = f"Expected a whole number from {low} to {high}."
     if "likert_points" in changes and "likert_points" not in errors and changes["likert_points"] % 2 == 0:
         errors["likert_points"] = "Expected an odd number, so the scale has a middle (no preference)."
-    if "name" in changes and not str(changes["name"]).strip():
+    for field in TEXT_SETTINGS:
+        if field in changes and (problem := _text_problem(changes[field], Project._meta.get_field(field))):
+            errors[field] = problem
+    if "name" in changes and "name" not in errors and not changes["name"].strip():
         errors["name"] = "A project needs a name."
     if changes.get("llm_base_url"):
         try:

@@ -8,7 +8,7 @@ off, and the next run tries it again.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import httpx
@@ -16,17 +16,15 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 
 from projects import llm
+from projects.jobs import job_enqueue_on_commit
 from projects.llm_url import LLMURLRefused, check_llm_base_url
 from projects.models import TIE, Item, Job, Project, Response, Suggestion, SuggestionValue
 
 logger = logging.getLogger(__name__)
 
 BASELINE_MODEL_NAME = "longest-response"
-# Progress is written at most this often (in items), so a large run does not spend its time updating one row.
-PROGRESS_EVERY = 5
 
 
 def check_llm_configured(*, project: Project) -> llm.LLMConfig:
@@ -79,16 +77,12 @@ def suggestion_store(*, item: Item, outcome: llm.SuggestionOutcome, model_name: 
     return suggestion
 
 
-def _job_update(job: Job | None, **fields: object) -> None:
-    if job is None:
-        return
-    for name, value in fields.items():
-        setattr(job, name, value)
-    Job.objects.filter(pk=job.pk).update(**fields)
-
-
 def suggestions_generate(
-    *, project: Project, item_ids: Sequence[int] | None, job: Job | None, overwrite: bool = False
+    *,
+    project: Project,
+    item_ids: Sequence[int] | None,
+    progress: Callable[..., None] | None = None,
+    overwrite: bool = False,
 ) -> dict[str, int]:
     """Ask the project's endpoint for a suggestion per item (items with an ok suggestion are skipped unless
     ``overwrite``), at most LLM_CONCURRENCY requests at a time, storing each result as it arrives.
@@ -100,7 +94,8 @@ def suggestions_generate(
     items = _items_to_suggest(project=project, item_ids=item_ids, overwrite=overwrite)
     wanted = len(item_ids) if item_ids is not None else Item.objects.filter(project=project).count()
     counts = {"ok": 0, "failed": 0, "skipped": max(0, wanted - len(items))}
-    _job_update(job, status=Job.Status.RUNNING, started_at=timezone.now(), progress_done=0, progress_total=len(items))
+    report = progress or (lambda done, total=None: None)
+    report(0, len(items))
     criteria = [c.name for c in project.criteria.all()] or ["overall quality"]
     by_id = {item.pk: item for item in items}
     requests = [
@@ -123,12 +118,10 @@ def suggestions_generate(
                 suggestion_store(item=by_id[outcome.item_id], outcome=outcome, model_name=config.model)
                 counts["ok" if outcome.ok else "failed"] += 1
                 done += 1
-                if done % PROGRESS_EVERY == 0 or done == len(futures):
-                    _job_update(job, progress_done=done)
+                report(done)
         except BaseException:
             for future in futures:
                 future.cancel()
-            _job_update(job, progress_done=done)
             raise
     return counts
 
@@ -151,9 +144,7 @@ def suggestion_job_start(
         created_by=user,
         options={"item_ids": item_ids, "overwrite": overwrite},
     )
-    from projects.tasks import generate_suggestions
-
-    transaction.on_commit(lambda: generate_suggestions.delay(job.pk))
+    job_enqueue_on_commit(job)
     return job
 
 

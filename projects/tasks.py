@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from celery import shared_task
-from celery.exceptions import SoftTimeLimitExceeded
-from django.utils import timezone
 
+from projects import jobs
 from projects.models import Job
 from projects.suggestions import suggestions_generate
 
@@ -23,33 +23,33 @@ def _recompute_suggestion_figures(project_id: int) -> None:
     handoff_evaluate(project_id=project_id)
 
 
-@shared_task(acks_late=True, soft_time_limit=3600, time_limit=3660)
-def generate_suggestions(job_id: int) -> None:
-    """Run a suggestion Job. Safe to run twice: a finished job is left alone and items that already have an ok
-    suggestion are skipped (unless the job asked to overwrite), so a redelivered task only does what is left."""
-    job = Job.objects.select_related("project").filter(pk=job_id, kind=Job.Kind.SUGGEST).first()
-    if job is None or job.status == Job.Status.DONE:
-        return
-    options = job.options or {}
-    try:
+def suggestion_job_run(*, job_id: int) -> None:
+    """Safe to run twice: a finished job is left alone, and items that already have an ok suggestion are skipped
+    (only the first attempt overwrites, if asked), so a re-run after a lost worker only does what is left."""
+    finished: list[int] = []
+
+    def work(job: Job, progress: jobs.Progress) -> dict[str, Any]:
+        options = job.options or {}
         counts = suggestions_generate(
             project=job.project,
             item_ids=options.get("item_ids"),
-            job=job,
-            overwrite=bool(options.get("overwrite")) and job.started_at is None,
+            progress=progress,
+            overwrite=bool(options.get("overwrite")) and job.attempts == 1,
         )
-    except SoftTimeLimitExceeded:
-        Job.objects.filter(pk=job.pk).update(
-            status=Job.Status.FAILED,
-            finished_at=timezone.now(),
-            errors=[{"message": "Stopped by the time limit; run it again to finish the remaining items."}],
-        )
-        raise
-    except Exception as exc:
-        logger.exception("Suggestion job %s failed", job_id)
-        Job.objects.filter(pk=job.pk).update(
-            status=Job.Status.FAILED, finished_at=timezone.now(), errors=[{"message": str(exc)}]
-        )
-        raise
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE, finished_at=timezone.now(), result=counts)
-    _recompute_suggestion_figures(job.project_id)
+        finished.append(job.project_id)
+        return dict(counts)
+
+    jobs.job_run(job_id=job_id, kinds=[Job.Kind.SUGGEST], work=work)
+    for project_id in finished:
+        _recompute_suggestion_figures(project_id)
+
+
+@shared_task(acks_late=True, soft_time_limit=3600, time_limit=3660)
+def generate_suggestions(job_id: int) -> None:
+    suggestion_job_run(job_id=job_id)
+
+
+@shared_task(name="projects.jobs_recover")
+def jobs_recover() -> dict[str, int]:
+    """Sent by beat: queue jobs lost on the way to a worker or by a worker that died."""
+    return jobs.jobs_recover()

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from annotation.models import Annotation
+from projects.jobs import job_output_write
 from projects.models import Item, Job
 from tests.exports.builders import BLIND_MARKER, SHOWN_MARKER
 
@@ -121,10 +121,10 @@ def world(labelled_project, lead, annotator, annotator2, other_project, settings
     )
     for position in (0, 1):
         unlabelled.responses.create(position=position, text=f"fresh {position}")
-    path = default_storage.save("exports/matrix.jsonl", SimpleUploadedFile("x", b'{"a": 1}\n'))
     job = Job.objects.create(
-        project=project, kind=Job.Kind.EXPORT, status=Job.Status.DONE, result={"file": path, "filename": "x.jsonl"}
+        project=project, kind=Job.Kind.EXPORT, status=Job.Status.DONE, result={"filename": "x.jsonl"}
     )
+    job_output_write(job_id=job.pk, pieces=['{"a": 1}\n'])
     from annotation.study_services import study_link_create
 
     link = study_link_create(project=project, created_by=lead, name="Matrix")

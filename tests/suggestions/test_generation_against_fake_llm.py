@@ -6,6 +6,7 @@ import pytest
 
 from projects.models import Job, Suggestion, SuggestionValue
 from projects.suggestions import suggestion_job_start, suggestions_generate
+from projects.tasks import suggestion_job_run
 from tests.factories import ItemFactory, SuggestionFactory
 from tests.suggestions.fake_llm import answer, good, slow, status
 
@@ -22,7 +23,7 @@ def test_a_good_answer_is_stored_with_its_values(project, fake_llm):
     item = _item(project, "good")
     fake_llm.script("[good]", [GOOD])
 
-    counts = suggestions_generate(project=project, item_ids=[item.pk], job=None)
+    counts = suggestions_generate(project=project, item_ids=[item.pk])
 
     suggestion = Suggestion.objects.get(item=item)
     assert counts == {"ok": 1, "failed": 0, "skipped": 0}
@@ -55,7 +56,7 @@ def test_a_bad_answer_is_retried_then_recorded_as_failed_never_as_a_label(projec
     item = _item(project, marker)
     fake_llm.script(f"[{marker}]", steps)
 
-    counts = suggestions_generate(project=project, item_ids=[item.pk], job=None)
+    counts = suggestions_generate(project=project, item_ids=[item.pk])
 
     suggestion = Suggestion.objects.get(item=item)
     assert counts["failed"] == 1
@@ -70,7 +71,7 @@ def test_a_bad_answer_is_retried_then_recorded_as_failed_never_as_a_label(projec
 def test_a_transient_error_then_a_good_answer_succeeds(project, fake_llm):
     item = _item(project, "flaky")
     fake_llm.script("[flaky]", [status(500), answer("not json"), GOOD])
-    suggestions_generate(project=project, item_ids=[item.pk], job=None)
+    suggestions_generate(project=project, item_ids=[item.pk])
     suggestion = Suggestion.objects.get(item=item)
     assert suggestion.status == Suggestion.Status.OK
     assert suggestion.attempts == 3
@@ -79,7 +80,7 @@ def test_a_transient_error_then_a_good_answer_succeeds(project, fake_llm):
 def test_an_authentication_error_is_not_retried(project, fake_llm):
     item = _item(project, "denied")
     fake_llm.script("[denied]", [status(401)])
-    suggestions_generate(project=project, item_ids=[item.pk], job=None)
+    suggestions_generate(project=project, item_ids=[item.pk])
     assert fake_llm.calls_for("[denied]") == 1
     assert "HTTP 401" in Suggestion.objects.get(item=item).failure_reason
 
@@ -89,9 +90,9 @@ def test_requests_respect_the_concurrency_limit_and_the_job_shows_progress(proje
     items = [_item(project, f"par{k}") for k in range(6)]
     for k in range(6):
         fake_llm.script(f"[par{k}]", [slow(0.3, GOOD.content)])
-    job = Job.objects.create(project=project, kind=Job.Kind.SUGGEST)
+    job = Job.objects.create(project=project, kind=Job.Kind.SUGGEST, options={"item_ids": [i.pk for i in items]})
 
-    suggestions_generate(project=project, item_ids=[i.pk for i in items], job=job)
+    suggestion_job_run(job_id=job.pk)
 
     job.refresh_from_db()
     assert fake_llm.max_in_flight == 2
