@@ -236,16 +236,22 @@ def assignment_claim_next(
     first fit: the work per request does not grow with the project. ``exclude_item_ids`` are never picked here
     (a study's attention checks, which it serves on its own schedule).
     """
+    return _claim_next(project=project, annotator=annotator, exclude_item_ids=exclude_item_ids, in_transaction=False)
+
+
+def _claim_next(
+    *, project: Project, annotator: AbstractBaseUser, exclude_item_ids: Sequence[int], in_transaction: bool
+) -> Assignment | None:
     check_annotator(project=project, annotator=annotator)
-    if project.phase == Project.Phase.CLOSED:
-        return None
     if project.phase != Project.Phase.COLLECTING:  # handed off to the LLM or closed: nothing to serve
         return None
     now = timezone.now()
     own = _own_claim_extend(project=project, annotator=annotator, now=now)
     if own is not None:
         return own
-    return _claim_new(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
+    # Inside a caller's transaction the scan needs no block of its own (a savepoint would only add two statements).
+    claim = _claim_new_in_transaction if in_transaction else _claim_new
+    return claim(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
 
 
 def _own_claim_extend(*, project: Project, annotator: AbstractBaseUser, now: datetime) -> Assignment | None:
@@ -295,6 +301,13 @@ def _claim_new(
     *, project: Project, annotator: AbstractBaseUser, now: datetime, exclude_item_ids: Sequence[int] = ()
 ) -> Assignment | None:
     """The scan and the claim, in one transaction: the candidate row stays locked until the claim is written."""
+    return _claim_new_in_transaction(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
+
+
+def _claim_new_in_transaction(
+    *, project: Project, annotator: AbstractBaseUser, now: datetime, exclude_item_ids: Sequence[int] = ()
+) -> Assignment | None:
+    """:func:`_claim_new` inside the caller's transaction."""
     offset = judgment.queue_offset(seed=project.seed, annotator_id=int(annotator.pk))
     finished = Assignment.objects.filter(
         item=OuterRef("pk"),
@@ -381,8 +394,7 @@ def check_client_token(client_token: Any) -> str | None:
     return client_token
 
 
-@transaction.atomic
-def annotation_save(
+def _annotation_save(
     *,
     project: Project,
     item: Item,
@@ -527,6 +539,23 @@ def annotation_save(
             project_mark_labelling_started(project_id=project.pk)
     dispatch.on_annotations_changed(project_id=project.pk, item_ids=[item.pk])
     return annotation
+
+
+# The save in its own transaction; :func:`annotation_save_and_claim_next` runs the same body inside its own.
+annotation_save = transaction.atomic(_annotation_save)
+
+
+@transaction.atomic
+def annotation_save_and_claim_next(
+    *, project: Project, item: Item, annotator: AbstractBaseUser, claim_next: bool, **save: Any
+) -> tuple[Annotation, Assignment | None]:
+    """:func:`annotation_save`, then (with ``claim_next``) :func:`assignment_claim_next`, in one transaction: one
+    BEGIN and one COMMIT for the page's save-and-next. A refused save claims nothing (the block rolls back whole).
+    """
+    annotation = _annotation_save(project=project, item=item, annotator=annotator, **save)
+    if not claim_next:
+        return annotation, None
+    return annotation, _claim_next(project=project, annotator=annotator, exclude_item_ids=(), in_transaction=True)
 
 
 @transaction.atomic

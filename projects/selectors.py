@@ -136,6 +136,14 @@ def project_list_for_user(*, user: AnyUser) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user_id=user.pk).distinct().order_by("name", "id")
 
 
+def item_get_with_responses_for_user(*, user: AnyUser, project: Project, item_id: int) -> Item:
+    """:func:`item_get_for_user` with the item's responses read in the same statement."""
+    item = item_with_responses(project=project, item_id=item_id)
+    if item is None:
+        raise Http404("No such item.")
+    return item
+
+
 def item_get_for_user(*, user: AnyUser, project: Project, item_id: int) -> Item:
     """An item of a project the caller already reached through ``project_get_for_user``."""
     item = Item.objects.filter(pk=item_id, project=project).first()

@@ -2,12 +2,12 @@
 that returns the next item, and the next-item fragment (a reload holding its claim). Counted as PostgreSQL sees
 them: the user lookup, BEGIN and COMMIT included; the session comes from the cache.
 
-The issue's targets are 12 and 8. The next item meets its 8 (the user, the membership, the claim renewed in one
-UPDATE … RETURNING, the item with its responses, the page's annotation and suggestion, the exposure, the progress
-count; criteria come from the cache). The save is at 22: 2 to find user and membership, 2 for item and responses,
-BEGIN + 6 + COMMIT for the save, 1 to look for a live claim, BEGIN + 4 + COMMIT to claim the next item, 4 to render
-and record the exposure; going lower needs the save and the claim in one transaction without savepoints, or one
-SQL function per save."""
+The issue's targets are 12 and 8. The next item meets its 8: the user, the membership, the live claim renewed
+in one UPDATE … RETURNING, the item with its responses, the page's annotation and suggestion, the exposure, the
+progress count (criteria come from the cache). The save is at 19: user, membership, the item with its responses;
+BEGIN, the save (lock, annotation, values, revision, claim done, item count), the live-claim lookup, the scan, the
+new item's responses, the new claim, COMMIT (one transaction for save and claim); then the 4 of the page. Lower
+needs the new item's responses and suggestion read in the scan itself, or one SQL function per save."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from tests.aggregation.conftest import celery_configured
 from tests.annotation.conftest import item_url, next_url
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
-SAVE_AND_NEXT_BUDGET = 22
+SAVE_AND_NEXT_BUDGET = 19
 NEXT_BUDGET = 8
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
