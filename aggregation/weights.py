@@ -469,39 +469,38 @@ def iterative_consensus_weights(
     on_item_count = np.count_nonzero(on_item, axis=1)
     with_company = np.count_nonzero(on_item & (on_item_count > 1)[:, None], axis=0).astype(np.float64)
 
-    # Everything below works on (cells, annotators) blocks with zeros where absent, so that each weighted sum
-    # over annotators is one matrix-vector product.
-    weight = _cells(present).astype(np.float64)
-    mu_f = _cells(np.where(present, mu_a, 0.0))
-    nu_f = _cells(np.where(present, nu_a, 0.0))
+    # Everything below works annotator-first, on (annotators, cells) blocks with zeros where absent: per-cell
+    # figures then broadcast along long contiguous rows instead of across a short trailing axis, each weighted sum
+    # over annotators is one matrix-vector product (reliability @ block), and each sum over cells runs along a
+    # contiguous row. Only the three input blocks are transposed, once.
+    present_t = np.ascontiguousarray(_cells(present).T)
+    weight_t = present_t.astype(np.float64)
+    mu_t = np.ascontiguousarray(_cells(mu_a).T)
+    nu_t = np.ascontiguousarray(_cells(nu_a).T)
+    # Absent entries may hold anything (NaN included): zero them, so that they weigh nothing in the products.
+    np.copyto(mu_t, 0.0, where=~present_t)
+    np.copyto(nu_t, 0.0, where=~present_t)
 
     def consensus_of(reliability: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        total = np.einsum("ck,k->c", weight, reliability)
+        total = np.asarray(reliability @ weight_t, dtype=np.float64)
         safe = np.where(total > 0.0, total, 1.0)
         return (
-            np.einsum("ck,k->c", mu_f, reliability) / safe,
-            np.einsum("ck,k->c", nu_f, reliability) / safe,
+            np.asarray(reliability @ mu_t, dtype=np.float64) / safe,
+            np.asarray(reliability @ nu_t, dtype=np.float64) / safe,
             total,
         )
 
     # Reliabilities stay positive for everyone who judged anything, so which entries have company in their cell
     # (and so an "others' consensus") never changes: fix it once.
-    # The elementwise work of each iteration runs annotator-first, (annotators, cells): per-cell figures then
-    # broadcast along long contiguous rows instead of across a short trailing axis, which is several times faster.
-    # The sums over cells still read a (cells, annotators) block, so they add in the same order as before.
-    mu_t = np.ascontiguousarray(mu_f.T)
-    nu_t = np.ascontiguousarray(nu_f.T)
-    present_t = np.ascontiguousarray(_cells(present).T)
     if exclude_self:
         # Whole-number counts: exact in any order.
         company = np.count_nonzero(present_t, axis=0) > 1
         counted_t = np.logical_and(present_t, company).astype(np.float64)
     else:
-        counted_t = present_t.astype(np.float64)
+        counted_t = weight_t
     # Scratch blocks reused by every iteration: the loop is memory-bound, and fresh 8-byte × cells × annotators
     # temporaries cost as much as the arithmetic.
     d_mu, d_nu, squared = np.empty_like(mu_t), np.empty_like(nu_t), np.empty_like(mu_t)
-    product = np.empty_like(mu_f)
 
     def shrunk(distance_total: FloatArray) -> FloatArray:
         """β from each annotator's distance sum, pooled with ``prior_items`` pseudo-items at the mean distance."""
@@ -522,8 +521,7 @@ def iterative_consensus_weights(
         np.multiply(d_nu, d_nu, out=d_nu)
         np.add(squared, d_nu, out=squared)
         if not exclude_self:
-            np.copyto(product, squared.T)
-            return shrunk(np.asarray(np.einsum("ck,ck->k", product, weight), dtype=np.float64))
+            return shrunk(np.asarray(np.einsum("kc,kc->k", squared, weight_t), dtype=np.float64))
         # The others' consensus differs from everyone's by a factor: own − c₋ₖ = T/(T − βₖ)·(own − c), T being
         # the cell's total reliability, so the distance to the others needs no second consensus.
         cell_total = np.where(total > 0.0, total, 1.0)
@@ -535,10 +533,8 @@ def iterative_consensus_weights(
         np.divide(cell_total, factor, out=factor)
         np.multiply(factor, factor, out=factor)
         np.multiply(factor, counted_t, out=factor)
-        # Σ_c squared · factor, as the one product block summed over cells (the order einsum adds two operands in).
-        np.multiply(squared, factor, out=squared)
-        np.copyto(product, squared.T)
-        return shrunk(np.asarray(np.einsum("ck->k", product), dtype=np.float64))
+        # Σ_c squared · factor, each annotator's row summed along the cells.
+        return shrunk(np.asarray(np.einsum("kc,kc->k", squared, factor), dtype=np.float64))
 
     reliability = np.ones(n_annotators)
     c_mu, c_nu, total = consensus_of(reliability)

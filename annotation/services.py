@@ -24,7 +24,7 @@ from annotation import judgment
 from annotation.models import Annotation, AnnotationRevision, Assignment, JudgmentValue, SuggestionExposure
 from annotation.selectors import PURPOSE_ACCEPT, PURPOSE_PAGE, PURPOSE_RESOLUTION, suggestion_visible_for
 from projects.models import PERMILLE, TIE, Criterion, Item, Membership, Project, Response, Suggestion
-from projects.selectors import item_responses, project_criteria, role_remembered
+from projects.selectors import item_responses, item_with_responses, project_criteria, role_remembered
 from projects.services import project_mark_labelling_started
 
 # One save never adds more than an hour: a tab left open overnight is not an hour of work.
@@ -236,26 +236,64 @@ def assignment_claim_next(
     first fit: the work per request does not grow with the project. ``exclude_item_ids`` are never picked here
     (a study's attention checks, which it serves on its own schedule).
     """
+    return _claim_next(project=project, annotator=annotator, exclude_item_ids=exclude_item_ids, in_transaction=False)
+
+
+def _claim_next(
+    *, project: Project, annotator: AbstractBaseUser, exclude_item_ids: Sequence[int], in_transaction: bool
+) -> Assignment | None:
     check_annotator(project=project, annotator=annotator)
-    if project.phase == Project.Phase.CLOSED:
-        return None
     if project.phase != Project.Phase.COLLECTING:  # handed off to the LLM or closed: nothing to serve
         return None
     now = timezone.now()
-    own = (
-        Assignment.objects.filter(
-            project=project, annotator_id=annotator.pk, status=Assignment.Status.CLAIMED, expires_at__gt=now
-        )
-        .select_related("item")
-        .order_by("-claimed_at", "-pk")
-        .first()
-    )
+    own = _own_claim_extend(project=project, annotator=annotator, now=now)
     if own is not None:
-        # One UPDATE of a row only this annotator writes: it needs no transaction of its own.
-        own.expires_at = now + _claim_duration()
-        own.save(update_fields=["expires_at", "updated_at"])
         return own
-    return _claim_new(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
+    # Inside a caller's transaction the scan needs no block of its own (a savepoint would only add two statements).
+    claim = _claim_new_in_transaction if in_transaction else _claim_new
+    return claim(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
+
+
+def _own_claim_extend(*, project: Project, annotator: AbstractBaseUser, now: datetime) -> Assignment | None:
+    """The annotator's live claim in this project, its lease renewed, with its item and responses; None if none.
+
+    On PostgreSQL the renewal is one UPDATE … RETURNING (the claim found and extended in one statement, re-checked
+    under the row lock, so a claim saved meanwhile is not revived) and the item comes with its responses; elsewhere
+    a read and a write. A row only this annotator writes: it needs no transaction of its own.
+    """
+    expires_at = now + _claim_duration()
+    if connection.vendor != "postgresql":
+        own = (
+            Assignment.objects.filter(
+                project=project, annotator_id=annotator.pk, status=Assignment.Status.CLAIMED, expires_at__gt=now
+            )
+            .select_related("item")
+            .order_by("-claimed_at", "-pk")
+            .first()
+        )
+        if own is not None:
+            own.expires_at = expires_at
+            own.save(update_fields=["expires_at", "updated_at"])
+        return own
+    table = Assignment._meta.db_table
+    columns = ", ".join(connection.ops.quote_name(str(field.column)) for field in Assignment._meta.concrete_fields)
+    renewed = list(
+        Assignment.objects.raw(
+            f"UPDATE {table} SET expires_at = %s, updated_at = %s "
+            f"WHERE id = (SELECT id FROM {table} WHERE project_id = %s AND annotator_id = %s AND status = %s "
+            "AND expires_at > %s ORDER BY claimed_at DESC, id DESC LIMIT 1) AND status = %s AND expires_at > %s "
+            f"RETURNING {columns}",
+            [expires_at, now, project.pk, annotator.pk, Assignment.Status.CLAIMED, now, Assignment.Status.CLAIMED, now],
+        )
+    )
+    if not renewed:
+        return None
+    own = renewed[0]
+    item = item_with_responses(project=project, item_id=own.item_id)
+    if item is None:  # deleted in between: the cascade takes the claim with it
+        return None
+    own.item = item
+    return own
 
 
 @transaction.atomic
@@ -263,6 +301,13 @@ def _claim_new(
     *, project: Project, annotator: AbstractBaseUser, now: datetime, exclude_item_ids: Sequence[int] = ()
 ) -> Assignment | None:
     """The scan and the claim, in one transaction: the candidate row stays locked until the claim is written."""
+    return _claim_new_in_transaction(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
+
+
+def _claim_new_in_transaction(
+    *, project: Project, annotator: AbstractBaseUser, now: datetime, exclude_item_ids: Sequence[int] = ()
+) -> Assignment | None:
+    """:func:`_claim_new` inside the caller's transaction."""
     offset = judgment.queue_offset(seed=project.seed, annotator_id=int(annotator.pk))
     finished = Assignment.objects.filter(
         item=OuterRef("pk"),
@@ -349,8 +394,7 @@ def check_client_token(client_token: Any) -> str | None:
     return client_token
 
 
-@transaction.atomic
-def annotation_save(
+def _annotation_save(
     *,
     project: Project,
     item: Item,
@@ -495,6 +539,23 @@ def annotation_save(
             project_mark_labelling_started(project_id=project.pk)
     dispatch.on_annotations_changed(project_id=project.pk, item_ids=[item.pk])
     return annotation
+
+
+# The save in its own transaction; :func:`annotation_save_and_claim_next` runs the same body inside its own.
+annotation_save = transaction.atomic(_annotation_save)
+
+
+@transaction.atomic
+def annotation_save_and_claim_next(
+    *, project: Project, item: Item, annotator: AbstractBaseUser, claim_next: bool, **save: Any
+) -> tuple[Annotation, Assignment | None]:
+    """:func:`annotation_save`, then (with ``claim_next``) :func:`assignment_claim_next`, in one transaction: one
+    BEGIN and one COMMIT for the page's save-and-next. A refused save claims nothing (the block rolls back whole).
+    """
+    annotation = _annotation_save(project=project, item=item, annotator=annotator, **save)
+    if not claim_next:
+        return annotation, None
+    return annotation, _claim_next(project=project, annotator=annotator, exclude_item_ids=(), in_transaction=True)
 
 
 @transaction.atomic

@@ -18,7 +18,13 @@ from annotation import selectors, services, study_views
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
 from projects.models import Item, Project
-from projects.selectors import item_get_for_user, item_responses, project_criteria, project_get_for_annotator
+from projects.selectors import (
+    item_get_for_user,
+    item_get_with_responses_for_user,
+    item_responses,
+    project_criteria,
+    project_get_for_annotator,
+)
 
 
 class AnnotatorRequest(HttpRequest):
@@ -118,7 +124,7 @@ def annotate_next(request: AnnotatorRequest, project_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
     project = project_get_for_annotator(user=request.user, project_id=project_id)
-    item = item_get_for_user(user=request.user, project=project, item_id=item_id)
+    item = item_get_with_responses_for_user(user=request.user, project=project, item_id=item_id)
     if request.method == "GET":
         try:
             assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
@@ -138,8 +144,17 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         data=request.POST, project=project, responses=responses, criteria=criteria
     )
     stage = "resolution" if arguments["reason"] == "resolution" else "label"
+    # The page's save-and-next claims the next item in the save's transaction, unless another step may come first:
+    # the after-label resolution step, or a study participant's own queue.
+    claim_next = (
+        bool(request.htmx)
+        and not (stage == "label" and project.suggestion_display == Project.SuggestionDisplay.AFTER_LABEL)
+        and study_views.PARTICIPANT_SESSION_KEY not in request.session
+    )
     try:
-        services.annotation_save(project=project, item=item, annotator=request.user, source="page", **arguments)
+        _, claimed = services.annotation_save_and_claim_next(
+            project=project, item=item, annotator=request.user, claim_next=claim_next, source="page", **arguments
+        )
     except ValidationError as error:
         errors = _errors(error)
         assignment = selectors.assignment_get_own(project=project, item=item, annotator=request.user)
@@ -155,6 +170,10 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
             errors=errors,
             status=422,
         )
+    if claim_next:
+        if claimed is None:
+            return _render_done(request, project=project, notice="Saved.")
+        return _render_item(request, project=project, item=claimed.item, assignment=claimed, notice="Saved.")
     if stage == "label" and selectors.resolution_needed(project=project, item=item, annotator=request.user):
         if not request.htmx:
             return redirect(_item_url(project, item, "resolution"))

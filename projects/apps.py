@@ -1,6 +1,16 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_delete, post_save
 
 
 class ProjectsConfig(AppConfig):
     name = "projects"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Cache upkeep only (no business logic): every write of a criterion, whoever makes it, forgets the
+        # project's cached criteria.
+        from projects.models import Criterion
+        from projects.selectors import criteria_forget_on_change
+
+        post_save.connect(criteria_forget_on_change, sender=Criterion, dispatch_uid="criteria_forget_save")
+        post_delete.connect(criteria_forget_on_change, sender=Criterion, dispatch_uid="criteria_forget_delete")

@@ -20,6 +20,7 @@ from aggregation import dispatch
 from projects import blind
 from projects.llm_url import LLMURLRefused, check_llm_base_url
 from projects.models import Criterion, Item, Membership, Project
+from projects.selectors import criteria_forget
 
 # Settings a lead may change through the page or the API, with their validation below.
 EDITABLE_SETTINGS = (
@@ -251,6 +252,8 @@ def criteria_set(*, project: Project, criteria: Sequence[tuple[str, float]]) -> 
             Criterion.objects.create(project=project, name=name, weight=weight, position=position)
             for position, (name, weight) in enumerate(wanted)
         ]
+    # QuerySet.update() and bulk deletes send no per-row signal: forget the cached criteria here too.
+    criteria_forget(project_id=project.pk)
     # A project's first criteria (at creation) change no figure; only a change of existing ones does.
     if before and sorted(before) != sorted(wanted):
         Project.objects.filter(pk=project.pk).update(settings_version=F("settings_version") + 1)
