@@ -1,4 +1,4 @@
-# Penumbra. `make demo` runs it on the embedded default; `make test` runs lint, types and the tests.
+# Penumbra. `make demo` runs it on the embedded default; `make test` runs lint, import floors, types and the tests.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -10,10 +10,10 @@ PYTEST_WORKERS ?= 2
 TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.py projects/suggestions.py \
 	projects/llm.py projects/llm_url.py projects/import_tasks.py projects/jobs.py projects/format_import.py $(wildcard projects/formats/*.py) \
 	annotation/label_formats.py client/penumbra_client/client.py client/penumbra_client/errors.py \
-	annotation/label_import.py annotation/judgment.py \
+	annotation/label_import.py annotation/judgment.py annotation/import_tasks.py \
 	aggregation/ifs.py aggregation/agreement.py aggregation/intervals.py aggregation/weights.py aggregation/comparisons.py \
 	aggregation/suggestion_figures.py aggregation/suggestion_selectors.py aggregation/handoff.py \
-	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
+	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
@@ -50,6 +50,7 @@ beat: $(VENV)/.runtime
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy $(TYPED)

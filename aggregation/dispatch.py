@@ -37,6 +37,8 @@ from typing import Any
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
+from aggregation import services
+
 logger = logging.getLogger(__name__)
 
 # Namespaced by queue, so deployments (and parallel test sessions) sharing one Redis do not debounce each other.
@@ -249,8 +251,6 @@ class _EmbeddedRunner:
         return items, projects
 
     def _loop(self) -> None:
-        from aggregation import services
-
         reconcile = self._reconcile_seconds is not None
         while not self._stopping:
             if reconcile:

@@ -26,10 +26,10 @@ from django.utils import timezone
 
 from aggregation.agreement import Estimate
 from aggregation.comparisons import agreement_estimate, figure, handoff_decision
-from aggregation.dispatch import on_annotations_changed
 from aggregation.ifs import preferred_response
 from aggregation.models import HandoffDecision, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from aggregation.suggestion_figures import comparisons_load
+from config import events
 from projects.models import PERMILLE, TIE, Item, Project, Suggestion
 
 # A suggestion without (μ, ν) states a preference but no uncertainty. Handed-off aggregates then use these values
@@ -258,7 +258,7 @@ def handoff_undo(*, project: Project, user: User | None) -> HandoffDecision:
     project.save(update_fields=["phase", "updated_at"])
     labelled = list(Item.objects.filter(pk__in=item_ids, annotation_count__gt=0).values_list("id", flat=True))
     if labelled:
-        on_annotations_changed(project_id=project.pk, item_ids=labelled)
+        events.labels_changed(project_id=project.pk, item_ids=labelled)
     decision = HandoffDecision.objects.create(
         project=project,
         action=HandoffDecision.Action.UNDONE,

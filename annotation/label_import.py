@@ -46,8 +46,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from aggregation.dispatch import on_annotations_changed
 from annotation.models import Annotation, AnnotationRevision, JudgmentValue
+from config import events
 from config.bulk import insert_rows
 from config.input_limits import DEPTH_MESSAGE, json_value_problem
 from projects.importing import ImportRejected, RowError, RowInvalid, to_permille
@@ -314,7 +314,7 @@ def labels_import(
     if result.created:
         _recount(sorted(touched_items))
         project_mark_labelling_started(project_id=project.pk)
-        on_annotations_changed(project_id=project.pk, item_ids=sorted(touched_items))
+        events.labels_changed(project_id=project.pk, item_ids=touched_items)
     return result
 
 

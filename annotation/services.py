@@ -19,10 +19,10 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QueryS
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from aggregation import dispatch
 from annotation import judgment
 from annotation.models import Annotation, AnnotationRevision, Assignment, JudgmentValue, SuggestionExposure
 from annotation.selectors import PURPOSE_ACCEPT, PURPOSE_PAGE, PURPOSE_RESOLUTION, suggestion_visible_for
+from config import events
 from projects.models import PERMILLE, TIE, Criterion, Item, Membership, Project, Response, Suggestion
 from projects.selectors import item_responses, item_with_responses, project_criteria, role_remembered
 from projects.services import project_mark_labelling_started
@@ -537,7 +537,7 @@ def _annotation_save(
         Item.objects.filter(pk=item.pk).update(annotation_count=F("annotation_count") + 1)
         if project.labelling_started_at is None:
             project_mark_labelling_started(project_id=project.pk)
-    dispatch.on_annotations_changed(project_id=project.pk, item_ids=[item.pk])
+    events.labels_changed(project_id=project.pk, item_ids=[item.pk])
     return annotation
 
 

@@ -18,8 +18,6 @@ from django.core.exceptions import ValidationError
 from django.core.files.base import File
 from django.db import transaction
 
-from annotation.label_formats import labels_import_formatted
-from annotation.label_import import labels_import
 from projects.format_import import items_import_formatted
 from projects.formats import FORMATS, NATIVE
 from projects.importing import DUPLICATE_POLICIES, TRL_CHOSEN_AS, ImportRejected, RowError, items_import
@@ -78,17 +76,17 @@ def import_job_start(
     return job
 
 
-def _row_errors(errors: list[RowError]) -> list[dict[str, Any]]:
+def row_errors(errors: list[RowError]) -> list[dict[str, Any]]:
     return [{"line": e.line, "message": e.message} for e in errors]
 
 
-def _rejected(rejected: ImportRejected) -> JobFailed:
+def rejected_failure(rejected: ImportRejected) -> JobFailed:
     return JobFailed(
-        "Bad rows: nothing was imported.", errors=_row_errors(rejected.errors), total_errors=len(rejected.errors)
+        "Bad rows: nothing was imported.", errors=row_errors(rejected.errors), total_errors=len(rejected.errors)
     )
 
 
-def _lines(job: Job) -> Any:
+def job_lines(job: Job) -> Any:
     pause = settings.JOB_TEST_PAUSE_MS / 1000
     if not pause:
         return job_input_lines(job_id=job.pk)
@@ -103,7 +101,7 @@ def _lines(job: Job) -> Any:
     return slowly()
 
 
-def _checked_line_count(job: Job) -> int:
+def checked_line_count(job: Job) -> int:
     """The file's line count; a line that is not UTF-8 fails the job with its number before anything is read."""
     total, bad = job_input_scan(job_id=job.pk)
     if bad:
@@ -128,52 +126,18 @@ def import_items_job_run(*, job_id: int) -> None:
                     project=job.project, fmt=fmt, handle=job_input_file(job_id=job.pk), progress=progress, **common
                 )
                 return converted.as_dict()
-            total = _checked_line_count(job)
+            total = checked_line_count(job)
             progress(0, total)
             result = items_import(
-                project=job.project, lines=_lines(job), progress=progress, total_lines=total, **common
+                project=job.project, lines=job_lines(job), progress=progress, total_lines=total, **common
             )
         except ImportRejected as rejected:
-            raise _rejected(rejected) from None
+            raise rejected_failure(rejected) from None
         return result.as_dict()
 
     job_run(job_id=job_id, kinds=[Job.Kind.IMPORT_ITEMS], work=work)
 
 
-def import_labels_job_run(*, job_id: int) -> None:
-    def work(job: Job, progress: Progress) -> dict[str, Any]:
-        fmt = job.options.get("format", NATIVE)
-        common = {
-            "skip_invalid": bool(job.options.get("skip_invalid", False)),
-            "allow_members": bool(job.options.get("allow_members", False)),
-            "allow_leads": bool(job.options.get("allow_leads", False)),
-        }
-        try:
-            if fmt == NATIVE:
-                progress(0, _checked_line_count(job))
-                result = labels_import(project=job.project, lines=_lines(job), progress=progress, **common)
-            else:
-                progress(0, 0)
-                result = labels_import_formatted(
-                    project=job.project, fmt=fmt, handle=job_input_file(job_id=job.pk), progress=progress, **common
-                )
-        except ImportRejected as rejected:
-            raise _rejected(rejected) from None
-        return {
-            "created": result.created,
-            "revisions": result.revisions,
-            "skipped": result.skipped,
-            "errors": _row_errors(result.errors),
-        }
-
-    job_run(job_id=job_id, kinds=[Job.Kind.IMPORT_LABELS], work=work)
-
-
 @shared_task(acks_late=True, soft_time_limit=3600, time_limit=3660)
 def import_items_run(job_id: int) -> None:
     import_items_job_run(job_id=job_id)
-
-
-@shared_task(acks_late=True, soft_time_limit=3600, time_limit=3660)
-def import_labels_run(job_id: int) -> None:
-    import_labels_job_run(job_id=job_id)

@@ -21,8 +21,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from aggregation.dispatch import on_annotations_changed
-from config import bulk
+from config import bulk, events
 from config.input_limits import DEPTH_MESSAGE, json_value_problem
 from projects import blind
 from projects.models import PERMILLE, TIE, Item, Project, Response, Suggestion, SuggestionValue
@@ -488,7 +487,7 @@ def items_import(
         blind_sample_redraw(project=project)
     if run.result.created or run.result.updated:
         # Progress and suggestion counts are project figures: refresh them after commit.
-        on_annotations_changed(project_id=project.pk, item_ids=[])
+        events.items_imported(project_id=project.pk)
     return run.result
 
 

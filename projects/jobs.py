@@ -48,7 +48,7 @@ PROGRESS_EVERY_SECONDS = 0.5
 # Kind -> (module, task). Imported when first needed: the task modules import this one.
 TASKS: dict[str, tuple[str, str]] = {
     Job.Kind.IMPORT_ITEMS: ("projects.import_tasks", "import_items_run"),
-    Job.Kind.IMPORT_LABELS: ("projects.import_tasks", "import_labels_run"),
+    Job.Kind.IMPORT_LABELS: ("annotation.import_tasks", "import_labels_run"),
     Job.Kind.EXPORT: ("aggregation.export_tasks", "export_run"),
     Job.Kind.SUGGEST: ("projects.tasks", "generate_suggestions"),
 }

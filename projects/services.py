@@ -16,7 +16,7 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 from django.utils.text import slugify
 
-from aggregation import dispatch
+from config import events
 from projects import blind
 from projects.llm_url import LLMURLRefused, check_llm_base_url
 from projects.models import Criterion, Item, Membership, Project
@@ -214,7 +214,7 @@ def project_update(*, project: Project, changes: dict[str, Any]) -> Project:
     if changed & {"blind_rate", "minimum_blind_sample"}:
         blind_sample_redraw(project=project)
     if figures_changed:
-        dispatch.on_settings_changed(project_id=project.pk)
+        events.settings_changed(project_id=project.pk)
     return project
 
 
@@ -258,7 +258,7 @@ def criteria_set(*, project: Project, criteria: Sequence[tuple[str, float]]) -> 
     if before and sorted(before) != sorted(wanted):
         Project.objects.filter(pk=project.pk).update(settings_version=F("settings_version") + 1)
         project.refresh_from_db(fields=["settings_version"])
-        dispatch.on_settings_changed(project_id=project.pk)
+        events.settings_changed(project_id=project.pk)
     return result
 
 

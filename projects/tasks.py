@@ -7,20 +7,12 @@ from typing import Any
 
 from celery import shared_task
 
+from config import events
 from projects import jobs
 from projects.models import Job
 from projects.suggestions import suggestions_generate
 
 logger = logging.getLogger(__name__)
-
-
-def _recompute_suggestion_figures(project_id: int) -> None:
-    # New suggestions change every human-vs-LLM comparison of their items.
-    from aggregation.handoff import handoff_evaluate
-    from aggregation.suggestion_figures import suggestion_figures_recompute
-
-    suggestion_figures_recompute(project_id=project_id)
-    handoff_evaluate(project_id=project_id)
 
 
 def suggestion_job_run(*, job_id: int) -> None:
@@ -41,7 +33,7 @@ def suggestion_job_run(*, job_id: int) -> None:
 
     jobs.job_run(job_id=job_id, kinds=[Job.Kind.SUGGEST], work=work)
     for project_id in finished:
-        _recompute_suggestion_figures(project_id)
+        events.suggestions_changed(project_id=project_id)
 
 
 @shared_task(acks_late=True, soft_time_limit=3600, time_limit=3660)

@@ -9,17 +9,19 @@ suggestions carry a unique marker that must appear in no response an annotator c
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
+from django.db import transaction
+from django.test import Client, override_settings
 
 from annotation.models import Annotation
 from projects.jobs import job_output_write
-from projects.models import Item, Job
-from tests.exports.builders import BLIND_MARKER, SHOWN_MARKER
+from projects.models import Item, Job, Membership
+from tests.exports.builders import BLIND_MARKER, SHOWN_MARKER, build_labelled_project
 
 PERSONAS = ("anonymous", "outsider", "other_annotator", "annotator", "lead")
 
@@ -107,13 +109,23 @@ ENDPOINTS = [
 ]
 
 
-@pytest.fixture
-def world(labelled_project, lead, annotator, annotator2, other_project, settings, tmp_path) -> dict[str, Any]:
-    from tests.factories import UserFactory
+def _build_world() -> dict[str, Any]:
+    """The conftest personas and projects, built here because a module-scoped fixture cannot use function ones."""
+    from annotation.study_services import study_link_create
+    from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
 
-    settings.MEDIA_ROOT = tmp_path
+    lead, annotator, annotator2 = (UserFactory(username=name) for name in ("lead", "annotator", "annotator2"))
+    project = ProjectFactory(name="Demo", blind_rate=0.2)
+    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
+    MembershipFactory(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
+    MembershipFactory(project=project, user=annotator2, role=Membership.Role.ANNOTATOR)
+    ItemFactory.create_batch(6, project=project)
+    elsewhere = ProjectFactory(name="Elsewhere")
+    MembershipFactory(project=elsewhere, user=UserFactory(username="elsewhere"), role=Membership.Role.ANNOTATOR)
+    ItemFactory.create_batch(2, project=elsewhere)
     UserFactory(username="spare")
-    project = labelled_project
+    UserFactory(username="outsider")  # a member of nothing
+    build_labelled_project(project, [annotator, annotator2])
     blind_item = project.items.filter(is_blind=True).order_by("id").first()
     item = project.items.filter(is_blind=False).order_by("id").first()
     unlabelled = Item.objects.create(
@@ -125,8 +137,6 @@ def world(labelled_project, lead, annotator, annotator2, other_project, settings
         project=project, kind=Job.Kind.EXPORT, status=Job.Status.DONE, result={"filename": "x.jsonl"}
     )
     job_output_write(job_id=job.pk, pieces=['{"a": 1}\n'])
-    from annotation.study_services import study_link_create
-
     link = study_link_create(project=project, created_by=lead, name="Matrix")
     return {
         "project": project.pk,
@@ -147,14 +157,28 @@ def world(labelled_project, lead, annotator, annotator2, other_project, settings
     }
 
 
+@pytest.fixture(scope="module")
+def _world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[dict[str, Any]]:
+    """Built once for the module, inside a transaction rolled back at its end (it was rebuilt for every case).
+
+    Each test still asks for ``db``, whose transaction nests as a savepoint inside this one and is rolled back
+    after the test, so the writing cases (create, import, annotate, close a link) leave the world as they found it.
+    """
+    media = override_settings(MEDIA_ROOT=tmp_path_factory.mktemp("matrix-media"))
+    with django_db_blocker.unblock(), media, transaction.atomic():
+        yield _build_world()
+        transaction.set_rollback(True)
+
+
+@pytest.fixture
+def world(_world, db) -> dict[str, Any]:
+    return _world
+
+
 def _client(world: dict[str, Any], persona: str, django_user_model) -> Client:
     client = Client()
     username = world["users"][persona]
     if username is not None:
-        if persona == "outsider":
-            from tests.factories import UserFactory
-
-            UserFactory(username="outsider")
         client.force_login(django_user_model.objects.get(username=username))
     return client
 
@@ -217,10 +241,23 @@ def test_leads_do_see_the_marker_where_suggestions_belong(endpoint, world, djang
         assert BLIND_MARKER in body
 
 
-def test_annotator_responses_hold_no_blind_flag_or_other_labels(world, django_user_model, annotator2):
+def test_annotator_responses_hold_no_blind_flag_or_other_labels(world, django_user_model):
     client = _client(world, "annotator", django_user_model)
     items = client.get(f"/api/projects/{world['project']}/items/").json()["results"]
     labels = client.get(f"/api/projects/{world['project']}/annotations/").json()["results"]
 
     assert all("is_blind" not in item and "suggestion" not in item for item in items)
     assert {label["annotator"] for label in labels} == {"annotator"}
+
+
+def test_writing_cases_leave_the_shared_world_as_built(world):
+    """Runs after the matrix (file order): the cases that create, import, annotate or close rolled back."""
+    from projects.models import Project
+
+    project = Project.objects.get(pk=world["project"])
+    assert not Project.objects.filter(name="Mine").exists()
+    assert project.overlap != 4
+    assert not Annotation.objects.filter(item_id=world["unlabelled"]).exists()
+    assert not project.items.filter(external_id="u1").exists()
+    assert list(project.jobs.values_list("pk", flat=True)) == [world["job"]]
+    assert project.study_links.get().active

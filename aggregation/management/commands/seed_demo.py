@@ -16,7 +16,8 @@ from projects.services import membership_set, project_create
 from projects.suggestions import longest_response_suggestions
 
 DEMO_SLUG = "demo-long-form-qa"
-DEMO_FILE = Path(__file__).resolve().parents[2] / "demo_data" / "prd_lfqa_40.jsonl"
+# The demo seeds every app, so the command sits on the top floor; its data stays with the items it becomes.
+DEMO_FILE = Path(__file__).resolve().parents[3] / "projects" / "demo_data" / "prd_lfqa_40.jsonl"
 USERS = (
     ("lead", Membership.Role.LEAD),
     ("annotator1", Membership.Role.ANNOTATOR),
