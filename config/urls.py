@@ -17,7 +17,12 @@ urlpatterns = [
     # Invitations (manage.py member_add) are Django's password-reset links: a new member chooses a password.
     path(
         "accounts/reset/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(post_reset_login=True, success_url="/"),
+        auth_views.PasswordResetConfirmView.as_view(
+            post_reset_login=True,
+            # Several backends (django-axes first): say which one logs the new member in.
+            post_reset_login_backend="django.contrib.auth.backends.ModelBackend",
+            success_url="/",
+        ),
         name="password_reset_confirm",
     ),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -102,6 +102,8 @@ def penumbra_server(django_db_setup, django_db_blocker, tmp_path_factory) -> Ite
         "AGGREGATION_PROJECT_DELAY": "0",
         "DB_CONN_MAX_AGE": "0",
         "DEBUG": "0",
+        # A plain-HTTP server on loopback: with DEBUG off it would otherwise redirect every request to HTTPS.
+        "PENUMBRA_HTTPS": "0",
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
     port = free_port()
