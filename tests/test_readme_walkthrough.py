@@ -72,18 +72,3 @@ def test_the_curl_walkthrough_runs_as_typed(penumbra_server, lead, checkout):
     assert '"status":"done"' in output
     assert '"status":"failed"' not in output
     assert _dpo(checkout / "dpo.jsonl") == EXPECTED_DPO
-
-
-def test_the_python_walkthrough_runs_as_typed(penumbra_server, lead, checkout):
-    blocks = readme_blocks()
-    _run(["bash", "-euo", "pipefail", "-c", blocks["files"]], checkout, penumbra_server.env, penumbra_server)
-    (checkout / "script.py").write_text(blocks["python"])
-    token = _run(
-        [".venv/bin/python", "manage.py", "api_token", "lead"], checkout, penumbra_server.env, penumbra_server
-    ).strip()
-    env = {**penumbra_server.env, "PENUMBRA_URL": penumbra_server.url, "PENUMBRA_TOKEN": token}
-
-    output = _run([".venv/bin/python", "script.py"], checkout, env, penumbra_server)
-
-    assert "num_rows: 2" in output  # the Dataset's summary
-    assert _dpo(checkout / "dpo-python.jsonl") == EXPECTED_DPO
