@@ -46,7 +46,8 @@ def _in_view(page, selector: str, width: int, height: int) -> None:
     for index in range(page.locator(selector).count()):
         box = page.locator(selector).nth(index).bounding_box()
         assert box is not None, f"{selector} #{index} is not rendered"
-        assert box["x"] >= 0 and box["y"] >= 0, (selector, index, box)
+        assert box["x"] >= 0, (selector, index, box)
+        assert box["y"] >= 0, (selector, index, box)
         assert box["x"] + box["width"] <= width + 0.5, (selector, index, box, width)
         assert box["y"] + box["height"] <= height + 0.5, (selector, index, box, height)
 
@@ -78,7 +79,8 @@ def test_prompt_responses_and_sliders_fit_one_screen(browser, live_server, login
         order = page.eval_on_selector_all("article.response", "es => es.map(e => e.dataset.positionLabel)")
         assert sorted(order) == ["A", "B"]
         rationale = page.locator(".rationale").inner_text()
-        assert "Response 1" not in rationale and "Response 2" not in rationale
+        assert "Response 1" not in rationale
+        assert "Response 2" not in rationale
         preferred = page.locator("#suggestion-panel b").first.inner_text()
         assert preferred in rationale, (preferred, rationale)
         assert page.locator("#accept-button").inner_text().startswith("Accept the LLM's label")
