@@ -42,10 +42,23 @@ def _setup(criteria: int = 1) -> tuple[Project, object, object]:
     return project, annotator, item
 
 
+# A bounding box ignores clipping: an element cut off by a scrolling or overflow-hidden ancestor still has one.
+CLIPPED_BY = """e => {
+  const box = e.getBoundingClientRect();
+  for (let a = e.parentElement; a; a = a.parentElement) {
+    if (getComputedStyle(a).overflowY === "visible") continue;
+    const r = a.getBoundingClientRect();
+    if (box.top < r.top - 0.5 || box.bottom > r.bottom + 0.5) return a.className || a.tagName;
+  }
+  return null;
+}"""
+
+
 def _in_view(page, selector: str, width: int, height: int) -> None:
     for index in range(page.locator(selector).count()):
         box = page.locator(selector).nth(index).bounding_box()
         assert box is not None, f"{selector} #{index} is not rendered"
+        assert page.locator(selector).nth(index).evaluate(CLIPPED_BY) is None, (selector, index, "clipped")
         assert box["x"] >= 0, (selector, index, box)
         assert box["y"] >= 0, (selector, index, box)
         assert box["x"] + box["width"] <= width + 0.5, (selector, index, box, width)
@@ -68,6 +81,8 @@ def test_prompt_responses_and_sliders_fit_one_screen(browser, live_server, login
         _in_view(page, "#prompt-card h2", width, height)
         _in_view(page, "article.response h2", width, height)
         _in_view(page, f"fieldset[data-cell$='-{criterion.pk}'] input.slider", width, height)
+        _in_view(page, f"fieldset[data-cell$='-{criterion.pk}'] .pi-line", width, height)
+        _in_view(page, "#accept-button", width, height)
         _in_view(page, "#save-button", width, height)
         assert page.locator("article.response").count() == 2
         # Long texts scroll inside their card, not the page.
@@ -111,6 +126,7 @@ def test_several_criteria_keep_the_first_in_view(browser, live_server, login, sh
         page.wait_for_selector("#annotate-form")
         shot(page, "four-criteria-1024x768")
         _in_view(page, f"fieldset[data-cell$='-{first.pk}'] input.slider", 1024, 768)
+        _in_view(page, f"fieldset[data-cell$='-{first.pk}'] .pi-line", 1024, 768)
     finally:
         context.close()
 
