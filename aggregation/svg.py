@@ -75,14 +75,42 @@ def _nice_max(value: float) -> float:
     return float(10 ** (exponent + 1))
 
 
-def _y_axis(*, top: float, bottom: float, low: float, high: float, ticks: int = 4) -> str:
+def _nice_step(span: float, *, intervals: int = 5, whole: bool = False) -> float:
+    """The smallest 1, 2, 2.5 or 5 × 10^k giving at most ``intervals`` steps over ``span`` (whole: 1, 2, 5 and ≥ 1,
+    for counts), so ticks fall on round values (−0.013 … 1 gave ticks at −0.013, 0.24, 0.49)."""
+    if span <= 0:
+        return 1.0
+    raw = span / intervals
+    exponent = math.floor(math.log10(raw))
+    for mantissa in (1, 2, 5, 10) if whole else (1, 2, 2.5, 5, 10):
+        step = mantissa * 10.0**exponent
+        if step >= raw - 1e-12:
+            return max(step, 1.0) if whole else step
+    return 10.0 ** (exponent + 1)
+
+
+def _round_range(low: float, high: float) -> tuple[float, float]:
+    """``low`` and ``high`` widened to the nearest round ticks."""
+    step = _nice_step(high - low)
+    return math.floor(low / step + 1e-9) * step, math.ceil(high / step - 1e-9) * step
+
+
+def _y_axis(*, top: float, bottom: float, low: float, high: float, whole: bool = False) -> str:
     parts = []
-    for i in range(ticks + 1):
-        value = low + (high - low) * i / ticks
-        y = bottom - (bottom - top) * i / ticks
+    step = _nice_step(high - low, whole=whole)
+    first, last = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
+    # Enough decimals for the step (0.25 needs two, 0.025 three), and no more.
+    decimals = max(
+        0,
+        -math.floor(math.log10(step) + 1e-9) + (1 if round(step / 10 ** math.floor(math.log10(step)), 6) == 2.5 else 0),
+    )
+    for k in range(first, last + 1):
+        value = round(k * step, decimals) + 0.0  # no "-0"
+        y = bottom - (bottom - top) * (value - low) / ((high - low) or 1.0)
+        tick = f"{value:,.{decimals}f}".rstrip("0").rstrip(".") if decimals else f"{value:,.0f}"
         parts.append(
             f'<line class="chart-grid" x1="{PAD_LEFT}" x2="{WIDTH - PAD_RIGHT}" y1="{_num(y)}" y2="{_num(y)}"/>'
-            f'<text class="chart-tick" x="{PAD_LEFT - 6}" y="{_num(y + 4)}" text-anchor="end">{escape(_label(value))}'
+            f'<text class="chart-tick" x="{PAD_LEFT - 6}" y="{_num(y + 4)}" text-anchor="end">{escape(tick)}'
             "</text>"
         )
     return "".join(parts)
@@ -110,7 +138,7 @@ def histogram(
         f"{total} values in {len(counts)} bins from {_label(x0)} to {_label(x1)}; the tallest bin holds {max(counts)}."
     )
     head, tail = _open(title, desc, height, "chart-histogram")
-    parts = [head, _y_axis(top=top, bottom=bottom, low=0, high=y_max)]
+    parts = [head, _y_axis(top=top, bottom=bottom, low=0, high=y_max, whole=True)]
     for low, high, count in zip(edges[:-1], edges[1:], counts, strict=True):
         bar_height = (bottom - top) * count / y_max
         left, right = x(float(low)), x(float(high))
@@ -293,6 +321,7 @@ def line_chart(
     drawn = [s for s in series if any(_finite(y) for _, y in s.points)]
     if not drawn:
         return _empty(title, "Not enough labels over time yet.")
+    low, high = _round_range(low, high)
     xs = [x for s in drawn for x, y in s.points if _finite(y)]
     x0, x1 = min(xs), max(xs)
     x_span = (x1 - x0) or 1.0
@@ -334,7 +363,13 @@ def line_chart(
             f'height="10" rx="2"/>'
             f'<text class="chart-legend" x="{legend_x + 14}" y="{height - 5}">{escape(s.name)}</text>'
         )
-    if x_labels:
+    if x_labels and x_labels[0] == x_labels[-1]:
+        # One day of data: its date once, under the points.
+        parts.append(
+            f'<text class="chart-tick" x="{_num(px(x0))}" y="{bottom + 14}" text-anchor="middle">'
+            f"{escape(x_labels[0])}</text>"
+        )
+    elif x_labels:
         parts.append(
             f'<text class="chart-tick" x="{PAD_LEFT}" y="{bottom + 14}">{escape(x_labels[0])}</text>'
             f'<text class="chart-tick" x="{WIDTH - PAD_RIGHT}" y="{bottom + 14}" text-anchor="end">'

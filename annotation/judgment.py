@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Mapping, Sequence
 
 from projects.models import PERMILLE, TIE
@@ -96,3 +97,25 @@ def likert_display_to_stored(display_point: int, points: int, response_order: Se
     if list(response_order[:2]) == [0, 1]:
         return display_point
     return points + 1 - display_point
+
+
+# "Response 2", "responses 1 and 2", "Responses 1, 2 or 3": how the baseline and the LLM (whose prompt numbers the
+# responses in stored order from 1) name responses in a rationale.
+_RESPONSE_NAMES = re.compile(r"\b([Rr]esponses?)(\s+)(\d+(?:(?:\s*,\s*|\s+(?:and|or|vs\.?)\s+)\d+)*)\b")
+_NUMBER = re.compile(r"\d+")
+
+
+def rationale_for_viewer(text: str, labels: Mapping[int, str]) -> str:
+    """The rationale with stored response numbers (1-based) renamed to this viewer's display labels.
+
+    An annotator sees the responses as A, B … in their own shuffled order; a rationale that said "Response 1"
+    beside "Response A" gave one response two names. Numbers that name no response are left as written.
+    """
+
+    def rename(match: re.Match[str]) -> str:
+        def one(number: re.Match[str]) -> str:
+            return labels.get(int(number.group()) - 1, number.group())
+
+        return match.group(1) + match.group(2) + _NUMBER.sub(one, match.group(3))
+
+    return _RESPONSE_NAMES.sub(rename, text)

@@ -311,7 +311,7 @@ def annotation_page_context(
         preferred = suggestion.preferred_position
         shown = ShownSuggestion(
             preferred_label="a tie" if preferred == TIE else f"Response {labels.get(preferred or 0, '?')}",
-            rationale=suggestion.rationale,
+            rationale=judgment.rationale_for_viewer(suggestion.rationale, labels),
             is_tie=preferred == TIE,
         )
 
@@ -423,15 +423,29 @@ def home_rows_for_user(*, user: AnyUser) -> list[HomeRow]:
 class QueueProgress:
     done: int
     skipped: int
+    total: int = 0
+
+    @property
+    def current(self) -> int:
+        """The number of the item in hand: the next after those already labelled or skipped."""
+        return min(self.done + self.skipped + 1, max(self.total, 1))
+
+    @property
+    def first_visit(self) -> bool:
+        """Nothing labelled or skipped in this project yet: the page opens the guidelines."""
+        return self.done == 0 and self.skipped == 0
 
 
 def home_progress_for(*, project: Project, annotator: AnyUser) -> QueueProgress:
-    """This annotator's own counts in one project (one query)."""
-    counts = Assignment.objects.filter(project=project, annotator_id=annotator.pk).aggregate(
-        done=Count("id", filter=Q(status=Assignment.Status.DONE)),
-        skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
+    """This annotator's own counts in one project and the project's item count (one query: the page's save-and-next
+    has a statement budget). Items LEFT JOIN assignments: each assignment row belongs to one item."""
+    own = Q(assignments__annotator_id=annotator.pk)
+    counts = Item.objects.filter(project=project).aggregate(
+        total=Count("id", distinct=True),
+        done=Count("assignments", filter=own & Q(assignments__status=Assignment.Status.DONE)),
+        skipped=Count("assignments", filter=own & Q(assignments__status=Assignment.Status.SKIPPED)),
     )
-    return QueueProgress(done=counts["done"] or 0, skipped=counts["skipped"] or 0)
+    return QueueProgress(done=counts["done"] or 0, skipped=counts["skipped"] or 0, total=counts["total"] or 0)
 
 
 def exposures_for(*, project: Project, item: Item, annotator: AnyUser) -> list[SuggestionExposure]:

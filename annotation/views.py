@@ -74,11 +74,14 @@ def _render_item(
     if context["suggestion"] is not None and not accept_values:
         kind = SuggestionExposure.Kind.RESOLUTION if stage == "resolution" else SuggestionExposure.Kind.BEFORE_LABEL
         services.exposure_record(project=project, item=item, annotator=request.user, kind=kind, visible=visible)
+    progress = selectors.home_progress_for(project=project, annotator=request.user)
     context.update(
         client_token=uuid.uuid4().hex,
         notice=notice,
         item_url=_item_url(project, item),
-        progress=selectors.home_progress_for(project=project, annotator=request.user),
+        progress=progress,
+        first_visit=progress.first_visit,
+        just_accepted=accept_values,
     )
     template = "annotation/partials/frame.html" if request.htmx else "annotation/page.html"
     response = render(request, template, context, status=200 if request.htmx else status)

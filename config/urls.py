@@ -1,7 +1,9 @@
 from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 # Swagger UI keeps its script in a separate file (the split view), but styles itself with inline styles: only this
@@ -11,6 +13,8 @@ swagger_ui = csp_update({"style-src": ["'unsafe-inline'"]})(SpectacularSwaggerSp
 handler404 = "config.api_errors.not_found"
 
 urlpatterns = [
+    # Browsers ask for /favicon.ico whatever the page's <link rel="icon"> says; answer with the real icon.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -36,6 +36,9 @@
     cell.querySelector(".bar-mu").style.width = mu / 10 + "%";
     cell.querySelector(".bar-pi").style.width = pi / 10 + "%";
     cell.querySelector(".bar-nu").style.width = nu / 10 + "%";
+    // Screen readers announce the slider in percent, not the per-mille it stores.
+    cell.querySelector("input.mu").setAttribute("aria-valuetext", pct(mu));
+    cell.querySelector("input.nu").setAttribute("aria-valuetext", pct(nu));
   }
 
   // The other slider yields: see the comment at the top of this file.
@@ -51,12 +54,13 @@
       other.value = String(yielded);
       var movedName = moved.classList.contains("mu") ? "μ" : "ν";
       var otherName = moved.classList.contains("mu") ? "ν" : "μ";
-      note.textContent =
-        otherName + " lowered to " + pct(yielded) + " so that μ + ν stays at most 100 % (you raised " + movedName + ").";
+      // The note's line is reserved in the layout (CSS), so showing or clearing it never moves the slider under a
+      // dragging pointer: a shift made Chromium drop the drag.
+      note.textContent = otherName + " lowered to " + pct(yielded) + " so μ + ν ≤ 100 % (you raised " + movedName + ")";
       note.classList.add("shown");
     } else if (note.classList.contains("shown") && movedValue + otherValue < PERMILLE) {
       note.classList.remove("shown");
-      note.textContent = "";
+      note.textContent = "\u00a0";
     }
     paint(cell);
   }
@@ -144,13 +148,21 @@
     else if (key === "s") { event.preventDefault(); submitSave(); }
     else if (key === "x") { event.preventDefault(); toggle("skip-panel", "select"); }
     else if (key === "p") { event.preventDefault(); click("previous-link"); }
-    else if (key === "a") { event.preventDefault(); click("accept-button"); }
+    else if (key === "l") { event.preventDefault(); click("accept-button"); }
     else if (key === "n") { event.preventDefault(); click("keep-label"); }
     else if (key === "?") { event.preventDefault(); toggle("help-panel"); }
     else if (/^[0-9]$/.test(key)) {
       var radio = state.frame.querySelector('input[type=radio][data-key="' + key + '"]');
       if (radio) { event.preventDefault(); radio.checked = true; radio.focus(); }
     }
+  }
+
+  function showTimer() {
+    var timer = state.frame && state.frame.querySelector("#item-timer");
+    if (!timer) return;
+    var seconds = Math.floor(elapsedMs() / 1000);
+    var rest = seconds % 60;
+    timer.textContent = Math.floor(seconds / 60) + ":" + (rest < 10 ? "0" : "") + rest;
   }
 
   function init() {
@@ -171,7 +183,15 @@
     if (helpToggle) helpToggle.addEventListener("click", function () { toggle("help-panel"); });
     var first = sliders()[0] || frame.querySelector("input[type=radio]");
     if (first) first.focus({ preventScroll: true });
+    // After Accept the filled values stay in view (the swap itself does not scroll).
+    if (frame.dataset.justAccepted) {
+      var filled = frame.querySelector("fieldset.ifs, fieldset.choice");
+      if (filled) filled.scrollIntoView({ block: "nearest" });
+    }
+    showTimer();
   }
+
+  window.setInterval(showTimer, 1000);
 
   // Capture phase on the document runs before any listener on the form itself. htmx serialises the form inside
   // its own submit listener, which it attaches when it processes swapped content, before htmx:afterSettle runs

@@ -20,7 +20,7 @@ from tests.annotation.study_helpers import enter_url
 from tests.factories import SuggestionFactory
 
 # Words only the suggestion panel uses; none of them may appear on a blind item's pages.
-PANEL_WORDS = ("suggestion-panel", "LLM prefers", "LLM suggestion", "accept-button", "Accept suggestion")
+PANEL_WORDS = ("suggestion-panel", "LLM prefers", "LLM suggestion", "accept-button", "Accept the LLM")
 
 
 @pytest.fixture

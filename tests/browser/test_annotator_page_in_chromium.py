@@ -120,7 +120,7 @@ def test_sliders_save_reload_accept_and_blind_item(page, live_server, login, sho
 
     # Accept on another shown item fills the form from the documented defaults; the annotator saves it.
     page.goto(_item_url(live_server, project, accept_item))
-    page.keyboard.press("a")
+    page.keyboard.press("l")
     page.wait_for_selector(".notice:has-text('Suggestion accepted')")
     assert _value(page, f"#mu-1-{criterion.pk}") == 800
     assert _value(page, f"#nu-0-{criterion.pk}") == 800
