@@ -13,10 +13,11 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Exists, OuterRef, Prefetch, Subquery
+from django.http import Http404
 
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from annotation.models import Annotation, JudgmentValue
-from projects.models import Criterion, Item, Membership, Project
+from projects.models import Criterion, Item, Job, Membership, Project
 from projects.selectors import item_get_for_user, project_get_for_lead
 
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -239,3 +240,20 @@ def item_review_get(*, user: AnyUser, project_id: int, item_id: int) -> ItemRevi
         aggregate=ItemAggregate.objects.filter(item=item).first(),
         response_aggregates=response_aggregates,
     )
+
+
+EXPORT_JOBS_LISTED = 5
+
+
+def export_jobs_recent(*, project: Project, limit: int = EXPORT_JOBS_LISTED) -> list[Job]:
+    """The project's latest export jobs, newest first (the caller has already checked the lead)."""
+    return list(Job.objects.filter(project=project, kind=Job.Kind.EXPORT).order_by("-created_at", "-id")[:limit])
+
+
+def export_job_get(*, user: AnyUser, project_id: int, job_id: int) -> tuple[Project, Job]:
+    """One export job of a project the user leads; anyone else, or another project's job, gets Http404."""
+    project = project_get_for_lead(user=user, project_id=project_id)
+    job = Job.objects.filter(pk=job_id, project=project, kind=Job.Kind.EXPORT).first()
+    if job is None:
+        raise Http404("No such export.")
+    return project, job
