@@ -17,7 +17,7 @@ from django.http import Http404
 
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from annotation.models import Annotation, JudgmentValue
-from projects.models import Criterion, Item, Job, Membership, Project
+from projects.models import TIE, Criterion, Item, Job, Membership, Project
 from projects.selectors import item_get_for_user, project_get_for_lead
 
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -240,6 +240,20 @@ def item_review_get(*, user: AnyUser, project_id: int, item_id: int) -> ItemRevi
         aggregate=ItemAggregate.objects.filter(item=item).first(),
         response_aggregates=response_aggregates,
     )
+
+
+def response_name(*, position: int | None, model: str | None = "") -> str:
+    """A response's stable name for leads: "Response 1 (gpt-4o)" for stored position 0 with its model.
+
+    Stable because it comes from the stored position (the exports' ``position``, 0-based) and model, never from the
+    order an annotator happened to see; 1-based because people count that way. The review page, the dashboard and
+    the export page all name responses through this.
+    """
+    if position is None:
+        return "—"
+    if int(position) == TIE:
+        return "tie"
+    return f"Response {int(position) + 1}" + (f" ({model})" if model else "")
 
 
 EXPORT_JOBS_LISTED = 5
