@@ -155,7 +155,9 @@ def _handoff_values(
 def _short_with_suggestion(project: Project) -> QuerySet[Item]:
     """Items still short of their overlap that have an ok suggestion: what handoff acts on."""
     return Item.objects.filter(
-        project=project, annotation_count__lt=F("project__overlap"), suggestion__status=Suggestion.Status.OK
+        project=project,
+        annotation_count__lt=F("project__overlap") + F("extra_labels"),
+        suggestion__status=Suggestion.Status.OK,
     )
 
 
@@ -178,8 +180,8 @@ class HandoffPreview:
 def handoff_preview(*, project: Project) -> HandoffPreview:
     """Count what handoff_apply would hand over, keep and leave, and whether the rule allows it, changing nothing."""
     counts = Item.objects.filter(project=project).aggregate(
-        short=Count("id", filter=Q(annotation_count__lt=F("project__overlap"))),
-        complete=Count("id", filter=Q(annotation_count__gte=F("project__overlap"))),
+        short=Count("id", filter=Q(annotation_count__lt=F("project__overlap") + F("extra_labels"))),
+        complete=Count("id", filter=Q(annotation_count__gte=F("project__overlap") + F("extra_labels"))),
     )
     short = _short_with_suggestion(project)
     to_llm = short.filter(annotation_count=0).annotate(n=Count("responses")).filter(n__gte=2).count()

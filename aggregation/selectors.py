@@ -166,7 +166,8 @@ def _as_dict(value: Any) -> dict[str, Any]:
 
 def review_queue_get(*, project: Project, limit: int = REVIEW_QUEUE_LENGTH) -> ReviewQueue:
     """Items a lead should look at: the most hesitant, and the confident ones on which annotators still disagree."""
-    base = ItemAggregate.objects.filter(project=project).select_related("item")
+    # Responses come along so the list can name the preferred one the way the review page and exports do.
+    base = ItemAggregate.objects.filter(project=project).select_related("item").prefetch_related("item__responses")
     high_hesitation = list(base.filter(hesitation__isnull=False).order_by("-hesitation", "-id")[:limit])
     confident_disagreement = list(
         base.filter(

@@ -22,6 +22,7 @@ from aggregation import svg
 from aggregation.forms import CriteriaForm, MemberAddForm, ProjectSettingsForm
 from aggregation.selectors import Dashboard, dashboard_get, item_review_get, response_name, settings_get
 from aggregation.suggestion_selectors import suggestion_card_context
+from annotation.note_selectors import item_notes_for_lead, open_flags_for_lead
 from annotation.selectors import markdown_render
 from projects.models import TIE, Membership
 from projects.services import criteria_set, membership_set, project_update
@@ -274,10 +275,13 @@ def dashboard_context(dashboard: Dashboard, *, user: Any) -> dict[str, Any]:
     for aggregate in dashboard.annotator_aggregates:
         ms = aggregate.median_time_ms
         aggregate.median_time_s = None if ms is None else ms / 1000  # type: ignore[attr-defined]
+    open_flags, open_flags_count = open_flags_for_lead(project=project)
     return {
         "project": project,
         "dashboard": dashboard,
         "review": dashboard.review,
+        "open_flags": open_flags,
+        "open_flags_count": open_flags_count,
         "annotators": dashboard.annotator_aggregates,
         "has_labels": project.labelling_started_at is not None or bool(dashboard.annotator_aggregates),
         "computed_at": dashboard.aggregate.computed_at if dashboard.aggregate else None,
@@ -356,6 +360,8 @@ def item_review(request: HttpRequest, project_id: int, item_id: int) -> HttpResp
                 {"response": r, "name": names[r.position], "html": markdown_render(r.text)} for r in responses
             ],
             "prompt_html": markdown_render(review.item.prompt),
+            "notes": item_notes_for_lead(project=review.project, item=review.item),
+            "wanted": review.project.overlap + review.item.extra_labels,
             "gold_name": name(review.item.gold_position),
             "best_name": name(review.aggregate.best_position if review.aggregate else None),
             "criteria": criteria,

@@ -397,7 +397,7 @@ def home_rows_for_user(*, user: AnyUser) -> list[HomeRow]:
         .values("project_id")
         .annotate(
             total=Count("id"),
-            open=Count("id", filter=Q(annotation_count__lt=F("project__overlap"))),
+            open=Count("id", filter=Q(annotation_count__lt=F("project__overlap") + F("extra_labels"))),
             # Labels collected so far, each item counted up to the overlap wanted.
             filled=Sum(Least("annotation_count", "project__overlap", output_field=IntegerField())),
         )
@@ -415,7 +415,9 @@ def home_rows_for_user(*, user: AnyUser) -> list[HomeRow]:
         .values("project_id")
         .annotate(
             skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
-            still_open=Count("id", filter=Q(item__annotation_count__lt=F("project__overlap"))),
+            still_open=Count(
+                "id", filter=Q(item__annotation_count__lt=F("project__overlap") + F("item__extra_labels"))
+            ),
         )
     ):
         row = rows[history_entry["project_id"]]

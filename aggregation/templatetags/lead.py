@@ -32,3 +32,11 @@ def one_line(text: Any) -> str:
 @register.simple_tag
 def response_label(position: Any, model: Any = "") -> str:
     return response_name(position=position, model=model)
+
+
+@register.simple_tag
+def preferred_name(aggregate: Any) -> str:
+    """The aggregate's preferred response by stable name, from the item's prefetched responses."""
+    position = aggregate.best_position
+    models = {r.position: r.model_name for r in aggregate.item.responses.all()}
+    return response_name(position=position, model=models.get(position, ""))
