@@ -123,11 +123,8 @@ def item_send_back(*, project: Project, item: Item, lead: AbstractBaseUser, more
     if not 1 <= more <= SEND_BACK_MAX:
         raise ValidationError({"more": f"Ask for 1 to {SEND_BACK_MAX} more labels."})
     if project.phase != Project.Phase.COLLECTING:
-        raise ValidationError(
-            {
-                "more": f"The project is {project.get_phase_display().lower()}: nothing is served until labelling resumes."
-            }
-        )
+        phase = project.get_phase_display().lower()
+        raise ValidationError({"more": f"The project is {phase}: nothing is served until labelling resumes."})
     item = Item.objects.select_for_update().get(pk=item.pk)
     wanted = item.annotation_count + more
     item.extra_labels = max(item.extra_labels, wanted - project.overlap, 0)
