@@ -9,8 +9,9 @@ Rules:
   the LLM-vs-gold figure, so changing it bumps ``Project.settings_version`` and recomputes the whole project, the
   same path as a figure-relevant settings change: the dashboard says "stale" until the figures follow.
 - Sending back asks for ``more`` further labels (1-10) from people who have not labelled the item yet:
-  ``Item.extra_labels`` is raised so that the item wants ``annotation_count + more`` labels, and the queue serves
-  such items before the others. Only while the project collects (a handed-off or closed project serves nothing).
+  ``Item.extra_labels`` is raised so that the item wants ``annotation_count + more`` labels. The queue keeps its
+  rule (fewest labels first): a sent-back item is served to an annotator once no item with fewer labels fits them.
+  Only while the project collects (a handed-off or closed project serves nothing).
 Every action records a note, so the item's page keeps its history.
 """
 

@@ -271,20 +271,8 @@ def _claim_new(
         status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED],
     )
     own_rows = Assignment.objects.filter(item=OuterRef("pk"), annotator_id=annotator.pk)
-    # Items a lead sent back for more labels come first: someone asked for them. Few rows (extra_labels > 0).
-    sent_back = (
-        Item.objects.filter(
-            project=project, extra_labels__gt=0, annotation_count__lt=F("extra_labels") + project.overlap
-        )
-        .filter(~Exists(finished))
-        .exclude(pk__in=exclude_item_ids)
-        .alias(claims=_active_claims_by_others(annotator_id=int(annotator.pk), now=now))
-        .filter(claims__lt=F("extra_labels") + project.overlap - F("annotation_count"))
-        .annotate(mine_id=Subquery(own_rows.values("pk")[:1]))
-        .order_by("annotation_count", "queue_key")
-    )
-    chosen: Item | None = _lock(sent_back, skip_locked=True).first()
-    for count in range(project.overlap if chosen is None else 0):
+    chosen: Item | None = None
+    for count in range(project.overlap):
         for half in (Q(queue_key__gte=offset), Q(queue_key__lt=offset)):
             candidates = (
                 Item.objects.filter(half, project=project, annotation_count=count)
@@ -301,6 +289,21 @@ def _claim_new(
                 break
         if chosen is not None:
             break
+    if chosen is None:
+        # Items a lead sent back for more labels (their count is at or past the overlap), fewest labels first as
+        # everywhere: scanned only when nothing else fits, so the usual claim costs no extra statement.
+        sent_back = (
+            Item.objects.filter(
+                project=project, extra_labels__gt=0, annotation_count__lt=F("extra_labels") + project.overlap
+            )
+            .filter(~Exists(finished))
+            .exclude(pk__in=exclude_item_ids)
+            .alias(claims=_active_claims_by_others(annotator_id=int(annotator.pk), now=now))
+            .filter(claims__lt=F("extra_labels") + project.overlap - F("annotation_count"))
+            .annotate(mine_id=Subquery(own_rows.values("pk")[:1]))
+            .order_by("annotation_count", "queue_key")
+        )
+        chosen = _lock(sent_back, skip_locked=True).first()
     if chosen is None:
         return None
     mine_id = getattr(chosen, "mine_id", None)
