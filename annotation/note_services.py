@@ -65,7 +65,9 @@ def item_flag_create(*, project: Project, item: Item, annotator: AbstractBaseUse
     served = Assignment.objects.filter(project=project, item=item, annotator_id=annotator.pk).exists()
     if not served:
         raise ValidationError({"item": "You can flag only items you were given to label."})
-    return ItemNote.objects.create(project=project, item=item, author=annotator, kind=ItemNote.Kind.FLAG, text=text)
+    return ItemNote.objects.create(
+        project=project, item=item, author_id=annotator.pk, kind=ItemNote.Kind.FLAG, text=text
+    )
 
 
 @transaction.atomic
@@ -73,7 +75,7 @@ def item_comment_create(*, project: Project, item: Item, lead: AbstractBaseUser,
     _check_lead(project=project, user=lead)
     _check_item(project=project, item=item)
     return ItemNote.objects.create(
-        project=project, item=item, author=lead, kind=ItemNote.Kind.COMMENT, text=_check_text(text)
+        project=project, item=item, author_id=lead.pk, kind=ItemNote.Kind.COMMENT, text=_check_text(text)
     )
 
 
@@ -108,7 +110,7 @@ def item_gold_set(*, project: Project, item: Item, lead: AbstractBaseUser, gold_
     ItemNote.objects.create(
         project=project,
         item=item,
-        author=lead,
+        author_id=lead.pk,
         kind=ItemNote.Kind.COMMENT,
         text=f"Gold {'set' if before is None else 'corrected'}: {_position_name(before)} → "
         f"{_position_name(gold_position)}.",
@@ -134,7 +136,7 @@ def item_send_back(*, project: Project, item: Item, lead: AbstractBaseUser, more
     ItemNote.objects.create(
         project=project,
         item=item,
-        author=lead,
+        author_id=lead.pk,
         kind=ItemNote.Kind.COMMENT,
         text=f"Sent back for {more} more label{'s' if more != 1 else ''}"
         + (f": {_check_text(reason)}" if reason else "."),
