@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from aggregation.models import ProjectAggregate
+from aggregation.services import project_agreement_recompute
 from annotation.models import Assignment, ItemNote
 from annotation.services import assignment_claim_next
 from projects.models import TIE, Project
@@ -144,3 +146,21 @@ def test_send_back_is_refused_while_labelling_is_paused(project, lead_client):
     assert "nothing is served until labelling resumes" in page.content.decode()
     item.refresh_from_db()
     assert item.extra_labels == 0
+
+
+def test_progress_figures_count_the_labels_a_sent_back_item_still_wants():
+    project = ProjectFactory(overlap=1)
+    lead, first = UserFactory(username="pf-lead"), UserFactory(username="pf-first")
+    MembershipFactory(project=project, user=lead, role="lead")
+    MembershipFactory(project=project, user=first)
+    items = [ItemFactory(project=project) for _ in range(2)]
+    for item in items:
+        label(project, item, first, 0)
+    project_agreement_recompute(project_id=project.pk)
+    progress = ProjectAggregate.objects.get(project=project).progress
+    assert (progress["items_done"], progress["labels_needed"], progress["labels_done"]) == (2, 2, 2)
+
+    _logged_in(lead).post(_url("item_send_back", project, item_id=items[0].pk), {"more": "2"})
+    project_agreement_recompute(project_id=project.pk)
+    progress = ProjectAggregate.objects.get(project=project).progress
+    assert (progress["items_done"], progress["labels_needed"], progress["labels_done"]) == (1, 4, 2)
