@@ -14,7 +14,8 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	aggregation/ifs.py aggregation/agreement.py aggregation/intervals.py aggregation/weights.py aggregation/comparisons.py \
 	aggregation/suggestion_figures.py aggregation/suggestion_selectors.py aggregation/handoff.py \
 	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
-	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py
+	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py \
+	annotation/note_services.py annotation/note_selectors.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 

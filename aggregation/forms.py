@@ -125,3 +125,40 @@ class MemberAddForm(forms.Form):
         if user is None:
             raise ValidationError(f"No account is named {username!r}.")
         return user
+
+
+class ExportForm(forms.Form):
+    """The export page's choices: the same names and ranges as the export API (aggregation.export.ExportOptions)."""
+
+    format = forms.ChoiceField(
+        choices=[
+            ("dpo", "DPO pairs (prompt, chosen, rejected)"),
+            ("soft", "Soft labels p(a ≻ b)"),
+            ("ifs", "IFS aggregates"),
+            ("annotations", "Raw annotations"),
+        ],
+        initial="dpo",
+    )
+    min_annotators = forms.IntegerField(required=False, min_value=0, help_text="Leave items with fewer labels out.")
+    min_agreement = forms.FloatField(
+        required=False, min_value=0, max_value=1, widget=forms.NumberInput(attrs={"step": "0.05"}), help_text="0 to 1."
+    )
+    max_hesitation = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        widget=forms.NumberInput(attrs={"step": "0.05"}),
+        help_text="0 to 1; IFS only (binary and Likert items have none).",
+    )
+    ties = forms.ChoiceField(
+        required=False,
+        choices=[("", "Format default (dpo leaves ties out)"), ("exclude", "Leave ties out"), ("mark", "Keep, marked")],
+    )
+    provenance = forms.ChoiceField(
+        required=False,
+        choices=[("", "Any"), ("human", "Labelled by people"), ("model_handoff", "Handed to the LLM")],
+    )
+
+    def options(self) -> dict[str, Any]:
+        """Keyword arguments for ExportOptions: empty choices left to the export's defaults."""
+        return {key: value for key, value in self.cleaned_data.items() if value not in (None, "")}

@@ -15,13 +15,14 @@ projects that are collecting).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from aggregation.agreement import Estimate
@@ -151,6 +152,50 @@ def _handoff_values(
     return mu, nu
 
 
+def _short_with_suggestion(project: Project) -> QuerySet[Item]:
+    """Items still short of their overlap that have an ok suggestion: what handoff acts on."""
+    return Item.objects.filter(
+        project=project,
+        annotation_count__lt=F("project__overlap") + F("extra_labels"),
+        suggestion__status=Suggestion.Status.OK,
+    )
+
+
+@dataclass(frozen=True)
+class HandoffPreview:
+    """What a handoff would do now, for the lead's confirmation page (the same querysets as handoff_apply)."""
+
+    to_llm: int  # unlabelled items with a suggestion: they get a model_handoff aggregate
+    partly_labelled: int  # short items with some human labels: they keep their human aggregate
+    without_suggestion: int  # short items without a usable suggestion: left without an aggregate
+    complete: int  # items with all their labels: unchanged
+    evaluation: dict[str, Any]
+
+    @property
+    def stops_serving(self) -> int:
+        """Items annotators will no longer be served (every item short of its overlap)."""
+        return self.to_llm + self.partly_labelled + self.without_suggestion
+
+
+def handoff_preview(*, project: Project) -> HandoffPreview:
+    """Count what handoff_apply would hand over, keep and leave, and whether the rule allows it, changing nothing."""
+    counts = Item.objects.filter(project=project).aggregate(
+        short=Count("id", filter=Q(annotation_count__lt=F("project__overlap") + F("extra_labels"))),
+        complete=Count("id", filter=Q(annotation_count__gte=F("project__overlap") + F("extra_labels"))),
+    )
+    short = _short_with_suggestion(project)
+    to_llm = short.filter(annotation_count=0).annotate(n=Count("responses")).filter(n__gte=2).count()
+    partly = short.filter(annotation_count__gt=0).count()
+    with_suggestion = short.count()
+    return HandoffPreview(
+        to_llm=to_llm,
+        partly_labelled=partly,
+        without_suggestion=(counts["short"] or 0) - with_suggestion,
+        complete=counts["complete"] or 0,
+        evaluation=_fresh_evaluation(project),
+    )
+
+
 @transaction.atomic
 def handoff_apply(*, project: Project, user: User | None = None) -> HandoffDecision:
     """Hand the items still short of their overlap, with an ok suggestion, to the LLM and stop serving items."""
@@ -161,9 +206,7 @@ def handoff_apply(*, project: Project, user: User | None = None) -> HandoffDecis
     if not evaluation["eligible"]:
         raise ValidationError({"handoff": f"Handoff refused. {evaluation['explanation']}"})
 
-    short = Item.objects.filter(
-        project=project, annotation_count__lt=F("project__overlap"), suggestion__status=Suggestion.Status.OK
-    )
+    short = _short_with_suggestion(project)
     # Human labels always win (the aggregation engine rebuilds a human aggregate for any labelled item), so a
     # partly labelled item keeps its human aggregate; it only stops being served, like every other item.
     partly_labelled = short.filter(annotation_count__gt=0).count()

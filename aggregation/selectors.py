@@ -13,10 +13,11 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Exists, OuterRef, Prefetch, Subquery
+from django.http import Http404
 
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from annotation.models import Annotation, JudgmentValue
-from projects.models import Criterion, Item, Membership, Project
+from projects.models import TIE, Criterion, Item, Job, Membership, Project
 from projects.selectors import item_get_for_user, project_get_for_lead
 
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -165,7 +166,8 @@ def _as_dict(value: Any) -> dict[str, Any]:
 
 def review_queue_get(*, project: Project, limit: int = REVIEW_QUEUE_LENGTH) -> ReviewQueue:
     """Items a lead should look at: the most hesitant, and the confident ones on which annotators still disagree."""
-    base = ItemAggregate.objects.filter(project=project).select_related("item")
+    # Responses come along so the list can name the preferred one the way the review page and exports do.
+    base = ItemAggregate.objects.filter(project=project).select_related("item").prefetch_related("item__responses")
     high_hesitation = list(base.filter(hesitation__isnull=False).order_by("-hesitation", "-id")[:limit])
     confident_disagreement = list(
         base.filter(
@@ -239,3 +241,34 @@ def item_review_get(*, user: AnyUser, project_id: int, item_id: int) -> ItemRevi
         aggregate=ItemAggregate.objects.filter(item=item).first(),
         response_aggregates=response_aggregates,
     )
+
+
+def response_name(*, position: int | None, model: str | None = "") -> str:
+    """A response's stable name for leads: "Response 1 (gpt-4o)" for stored position 0 with its model.
+
+    Stable because it comes from the stored position (the exports' ``position``, 0-based) and model, never from the
+    order an annotator happened to see; 1-based because people count that way. The review page, the dashboard and
+    the export page all name responses through this.
+    """
+    if position is None:
+        return "—"
+    if int(position) == TIE:
+        return "tie"
+    return f"Response {int(position) + 1}" + (f" ({model})" if model else "")
+
+
+EXPORT_JOBS_LISTED = 5
+
+
+def export_jobs_recent(*, project: Project, limit: int = EXPORT_JOBS_LISTED) -> list[Job]:
+    """The project's latest export jobs, newest first (the caller has already checked the lead)."""
+    return list(Job.objects.filter(project=project, kind=Job.Kind.EXPORT).order_by("-created_at", "-id")[:limit])
+
+
+def export_job_get(*, user: AnyUser, project_id: int, job_id: int) -> tuple[Project, Job]:
+    """One export job of a project the user leads; anyone else, or another project's job, gets Http404."""
+    project = project_get_for_lead(user=user, project_id=project_id)
+    job = Job.objects.filter(pk=job_id, project=project, kind=Job.Kind.EXPORT).first()
+    if job is None:
+        raise Http404("No such export.")
+    return project, job

@@ -973,12 +973,17 @@ def _progress(project: Project, data: Judgments) -> dict[str, Any]:
         }
         for annotator_id in sorted(set(labelled) | set(skipped))
     ]
+    # Items a lead sent back want more than the overlap (annotation.note_services.item_send_back); few rows.
+    extra = dict(Item.objects.filter(project_id=project.pk, extra_labels__gt=0).values_list("id", "extra_labels"))
+    wanted = np.full(data.item_ids.size, overlap, dtype=np.int64)
+    if extra:
+        wanted += np.array([extra.get(int(i), 0) for i in data.item_ids.tolist()], dtype=np.int64)
     return {
         "items_total": int(data.item_ids.size),
-        "items_done": int((per_item >= overlap).sum()),
+        "items_done": int((per_item >= wanted).sum()),
         "overlap": overlap,
-        "labels_needed": int(data.item_ids.size * overlap),
-        "labels_done": int(np.minimum(per_item, overlap).sum()),
+        "labels_needed": int(wanted.sum()),
+        "labels_done": int(np.minimum(per_item, wanted).sum()),
         "labels_total": int(per_item.sum()),
         "annotators": annotators,
     }

@@ -10,9 +10,9 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from aggregation.handoff import handoff_apply, handoff_undo
+from aggregation.handoff import handoff_apply, handoff_preview, handoff_undo
 from aggregation.suggestion_selectors import suggestion_card_context
 from projects.selectors import project_get_for_lead
 from projects.suggestions import suggestion_job_start
@@ -40,9 +40,13 @@ def _back(request: HttpRequest, project_id: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def suggestion_handoff(request: HttpRequest, project_id: int) -> HttpResponse:
+    """GET: the confirmation page with what a handoff would do now; POST: hand off."""
     project = project_get_for_lead(user=request.user, project_id=project_id)
+    if request.method == "GET":
+        context = {"project": project, "preview": handoff_preview(project=project)}
+        return render(request, "dashboard/handoff_confirm.html", context)
     try:
         decision = handoff_apply(project=project, user=cast(User, request.user))
         messages.success(request, decision.explanation)

@@ -20,8 +20,10 @@ from django.views.decorators.http import require_http_methods
 
 from aggregation import svg
 from aggregation.forms import CriteriaForm, MemberAddForm, ProjectSettingsForm
-from aggregation.selectors import Dashboard, dashboard_get, item_review_get, settings_get
+from aggregation.selectors import Dashboard, dashboard_get, item_review_get, response_name, settings_get
 from aggregation.suggestion_selectors import suggestion_card_context
+from annotation.note_selectors import item_notes_for_lead, open_flags_for_lead
+from annotation.selectors import markdown_render
 from projects.models import TIE, Membership
 from projects.services import criteria_set, membership_set, project_update
 
@@ -273,10 +275,13 @@ def dashboard_context(dashboard: Dashboard, *, user: Any) -> dict[str, Any]:
     for aggregate in dashboard.annotator_aggregates:
         ms = aggregate.median_time_ms
         aggregate.median_time_s = None if ms is None else ms / 1000  # type: ignore[attr-defined]
+    open_flags, open_flags_count = open_flags_for_lead(project=project)
     return {
         "project": project,
         "dashboard": dashboard,
         "review": dashboard.review,
+        "open_flags": open_flags,
+        "open_flags_count": open_flags_count,
         "annotators": dashboard.annotator_aggregates,
         "has_labels": project.labelling_started_at is not None or bool(dashboard.annotator_aggregates),
         "computed_at": dashboard.aggregate.computed_at if dashboard.aggregate else None,
@@ -308,6 +313,12 @@ def item_review(request: HttpRequest, project_id: int, item_id: int) -> HttpResp
     review = item_review_get(user=request.user, project_id=project_id, item_id=item_id)
     responses = list(review.item.responses.all())
     criteria = review.criteria
+    suggestion = _suggestion_of(review.item)
+    names = {r.position: response_name(position=r.position, model=r.model_name) for r in responses}
+
+    def name(position: int | None) -> str:
+        return names.get(position, response_name(position=position)) if position is not None else "—"
+
     # Every annotator's (μ, ν) laid out per response × criterion, the way the aggregate below is laid out.
     label_rows = []
     for annotation in review.annotations:
@@ -315,9 +326,12 @@ def item_review(request: HttpRequest, project_id: int, item_id: int) -> HttpResp
         label_rows.append(
             {
                 "annotation": annotation,
+                "seen_order": [name(position) for position in annotation.response_order or []],
+                "choice_name": name(annotation.binary_choice),
                 "values": [
                     {
                         "position": v.response.position,
+                        "name": name(v.response.position),
                         "criterion": v.criterion.name,
                         "mu": v.mu,
                         "nu": v.nu,
@@ -342,14 +356,23 @@ def item_review(request: HttpRequest, project_id: int, item_id: int) -> HttpResp
         {
             "project": review.project,
             "item": review.item,
-            "responses": responses,
+            "responses": [
+                {"response": r, "name": names[r.position], "html": markdown_render(r.text)} for r in responses
+            ],
+            "prompt_html": markdown_render(review.item.prompt),
+            "notes": item_notes_for_lead(project=review.project, item=review.item),
+            "wanted": review.project.overlap + review.item.extra_labels,
+            "gold_name": name(review.item.gold_position),
+            "best_name": name(review.aggregate.best_position if review.aggregate else None),
             "criteria": criteria,
-            "suggestion": _suggestion_of(review.item),
+            "suggestion": suggestion,
+            "suggestion_name": name(suggestion.preferred_position) if suggestion else "",
             "label_rows": label_rows,
             "aggregate": review.aggregate,
             "aggregate_rows": [
                 {
                     "response": response,
+                    "name": names[response.position],
                     "overall": aggregate_cells.get((response.position, None)),
                     "per_criterion": [aggregate_cells.get((response.position, c.id)) for c in criteria],
                 }

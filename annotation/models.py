@@ -136,3 +136,35 @@ class SuggestionExposure(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["annotator", "item", "created_at"], name="exposure_lookup_idx")]
+
+
+class ItemNote(models.Model):
+    """A note on one item: an annotator's flag for the lead (open until a lead resolves it) or a lead's comment."""
+
+    class Kind(models.TextChoices):
+        FLAG = "flag", "Flag for the lead"
+        COMMENT = "comment", "Lead's comment"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="item_notes")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="notes")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    text = models.TextField(max_length=2000)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=~Q(text=""), name="item_note_text_set"),
+            models.CheckConstraint(
+                condition=Q(kind="flag") | Q(resolved_at__isnull=True), name="item_note_only_flags_resolve"
+            ),
+        ]
+        indexes = [models.Index(fields=["project", "kind", "resolved_at"], name="item_note_open_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} on {self.item}"

@@ -369,6 +369,11 @@ class HomeRow:
         return self.role == Membership.Role.ANNOTATOR
 
     @property
+    def paused(self) -> bool:
+        """Labelling stopped (handed off to the LLM or closed): the queue serves nothing, whatever is short."""
+        return self.project.phase != Project.Phase.COLLECTING
+
+    @property
     def project_percent(self) -> int:
         wanted = self.items * self.project.overlap
         return round(100 * self.filled / wanted) if wanted else 0
@@ -392,7 +397,7 @@ def home_rows_for_user(*, user: AnyUser) -> list[HomeRow]:
         .values("project_id")
         .annotate(
             total=Count("id"),
-            open=Count("id", filter=Q(annotation_count__lt=F("project__overlap"))),
+            open=Count("id", filter=Q(annotation_count__lt=F("project__overlap") + F("extra_labels"))),
             # Labels collected so far, each item counted up to the overlap wanted.
             filled=Sum(Least("annotation_count", "project__overlap", output_field=IntegerField())),
         )
@@ -410,12 +415,17 @@ def home_rows_for_user(*, user: AnyUser) -> list[HomeRow]:
         .values("project_id")
         .annotate(
             skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
-            still_open=Count("id", filter=Q(item__annotation_count__lt=F("project__overlap"))),
+            still_open=Count(
+                "id", filter=Q(item__annotation_count__lt=F("project__overlap") + F("item__extra_labels"))
+            ),
         )
     ):
         row = rows[history_entry["project_id"]]
         row.skipped = history_entry["skipped"]
         row.open_for_you = max(0, row.open_for_you - history_entry["still_open"])
+    for row in rows.values():
+        if row.paused:
+            row.open_for_you = 0  # the queue only serves collecting projects: nothing is open for anyone
     return list(rows.values())
 
 

@@ -190,10 +190,11 @@ def _has_room(*, project: Project, item: Item, annotator_id: int, now: datetime)
     """
     locked = _lock(Item.objects.filter(pk=item.pk), skip_locked=False)
     row = locked.annotate(claims=_active_claims_by_others(annotator_id=annotator_id, now=now)).values(
-        "annotation_count", "claims"
+        "annotation_count", "claims", "extra_labels"
     )
     found = row.first()
-    return found is not None and found["annotation_count"] + found["claims"] < project.overlap
+    # A lead may have sent the item back for more labels (annotation.note_services.item_send_back).
+    return found is not None and found["annotation_count"] + found["claims"] < project.overlap + found["extra_labels"]
 
 
 def _lock(queryset: QuerySet[Any], *, skip_locked: bool) -> QuerySet[Any]:
@@ -333,6 +334,21 @@ def _claim_new_in_transaction(
                 break
         if chosen is not None:
             break
+    if chosen is None:
+        # Items a lead sent back for more labels (their count is at or past the overlap), fewest labels first as
+        # everywhere: scanned only when nothing else fits, so the usual claim costs no extra statement.
+        sent_back = (
+            Item.objects.filter(
+                project=project, extra_labels__gt=0, annotation_count__lt=F("extra_labels") + project.overlap
+            )
+            .filter(~Exists(finished))
+            .exclude(pk__in=exclude_item_ids)
+            .alias(claims=_active_claims_by_others(annotator_id=int(annotator.pk), now=now))
+            .filter(claims__lt=F("extra_labels") + project.overlap - F("annotation_count"))
+            .annotate(mine_id=Subquery(own_rows.values("pk")[:1]))
+            .order_by("annotation_count", "queue_key")
+        )
+        chosen = _lock(sent_back, skip_locked=True).first()
     if chosen is None:
         return None
     mine_id = getattr(chosen, "mine_id", None)

@@ -38,6 +38,7 @@ urlpatterns = [
     path("", include("projects.urls")),
     path("", include("annotation.urls")),
     path("", include("annotation.study_urls")),
+    path("", include("annotation.note_urls")),
     path("", include("aggregation.urls")),
     path("", include("aggregation.suggestion_urls")),
 ]

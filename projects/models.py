@@ -164,6 +164,9 @@ class Item(models.Model):
 
     # Saved annotations (not skips), kept by the annotation services so the queue never counts a whole project.
     annotation_count = models.PositiveIntegerField(default=0)
+    # Labels wanted beyond the project's overlap, set when a lead sends the item back (annotation.note_services):
+    # the item wants project.overlap + extra_labels labels.
+    extra_labels = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

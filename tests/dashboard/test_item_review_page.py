@@ -29,9 +29,9 @@ def test_shows_every_annotators_labels_and_the_aggregate(lead_client, project, a
     for text in item.responses.values_list("text", flat=True):
         assert text in html
     assert "annotator2" in html
-    assert "μ 700‰" in html
-    assert "ν 650‰" in html
-    assert "π 200‰" in html  # 1000 − 700 − 100
+    assert "μ 70 %" in html  # per-mille shown as the sliders' percent
+    assert "ν 65 %" in html
+    assert "π 20 %" in html  # 1000 − 700 − 100
     assert "p(best ≻ worst)" in html
 
 
