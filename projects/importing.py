@@ -32,7 +32,17 @@ TRL_FIELDS = {"id", "prompt", "chosen", "rejected", "metadata", "lead_metadata"}
 # A metadata key whose name contains one of these says something about the gold answer (the expert's
 # justification, an explanation of the preferred response, …): it goes to the lead-only part, because gold must
 # never reach the annotators it measures. Erring towards hiding costs a lead one click; a leak costs the figures.
-LEAD_ONLY_KEY_PARTS = ("gold", "justification", "explanation", "rationale", "expert", "correct", "preferred", "chosen")
+LEAD_ONLY_KEY_PARTS = (
+    "gold",
+    "justification",
+    "explanation",
+    "rationale",
+    "expert",
+    "correct",
+    "preferred",
+    "chosen",
+    "rejected",
+)
 SUGGESTION_FIELDS = {"preferred", "rationale", "model", "ifs"}
 DUPLICATE_POLICIES = ("reject", "update", "skip")
 TRL_CHOSEN_AS = ("gold", "suggestion", "none")

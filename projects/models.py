@@ -166,7 +166,8 @@ class Item(models.Model):
     annotation_count = models.PositiveIntegerField(default=0)
     # Labels wanted beyond the project's overlap, set when a lead sends the item back (annotation.note_services):
     # the item wants project.overlap + extra_labels labels.
-    extra_labels = models.PositiveSmallIntegerField(default=0)
+    # A database default too: the COPY import path names its columns and leaves this one out.
+    extra_labels = models.PositiveSmallIntegerField(default=0, db_default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import functools
+
 import factory
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 
 from projects import blind
 from projects.models import Criterion, Item, Membership, Project, Response, Suggestion, SuggestionValue
 
 PASSWORD = "correct horse battery"
+
+
+@functools.cache
+def _password_hash() -> str:
+    # One real hash per test process, shared by every user: Django's PBKDF2 costs a good part of a second, and
+    # each persona of each test paid it. A real hash still, so servers the tests start can check it.
+    return make_password(PASSWORD)
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -18,7 +28,7 @@ class UserFactory(factory.django.DjangoModelFactory):
         skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")
-    password = factory.django.Password(PASSWORD)
+    password = factory.LazyFunction(_password_hash)
 
 
 class ProjectFactory(factory.django.DjangoModelFactory):

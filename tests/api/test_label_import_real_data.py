@@ -56,7 +56,7 @@ def comparisons() -> list[dict]:
 def test_binary_labels_import_whole(db, comparisons, monkeypatch):
     changed: list[int] = []
     monkeypatch.setattr(
-        "annotation.label_import.on_annotations_changed", lambda *, project_id, item_ids: changed.extend(item_ids)
+        "annotation.label_import.events.labels_changed", lambda *, project_id, item_ids: changed.extend(item_ids)
     )
     project = project_create(name="TL;DR batch 13", mode="binary", seed=13)
     _import_items(project, comparisons)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from datasets import Dataset
+from django.contrib.auth import get_user_model
 
 from annotation.label_formats import labels_import_formatted
 from projects.format_import import items_import_formatted
@@ -33,7 +34,9 @@ def test_jsonl_items_keep_chosen_as_gold_and_ratings_become_labels():
     stored = _by_prompt(project)
     spider = stored["How many legs does a spider have?"]
     assert spider.gold_position == _chosen_position(spider, "Eight.")
-    assert spider.metadata == {"chosen_rating": 5.0, "rejected_rating": 1.0, "source": "hf"}
+    # The ratings give the answer away: only leads may read them.
+    assert spider.metadata == {"source": "hf"}
+    assert spider.lead_metadata == {"chosen_rating": 5.0, "rejected_rating": 1.0}
     http = stored["What does HTTP 404 mean?"]
     assert http.gold_position == _chosen_position(http, "The server found no resource at that URL.")
     assert labels.created == 3
@@ -48,21 +51,24 @@ def test_parquet_gives_the_same_items_and_labels(tmp_path):
     rows = Dataset.from_json(str(DATA / "hf_preferences.jsonl"))
     parquet = tmp_path / "prefs.parquet"
     rows.to_parquet(str(parquet))
-    from_parquet = ProjectFactory(mode=Project.Mode.BINARY)
     from_jsonl = ProjectFactory(mode=Project.Mode.BINARY)
+    import_items(from_jsonl, "hf", "hf_preferences.jsonl")
+    import_labels(from_jsonl, "hf", "hf_preferences.jsonl")
+    expected_labels = stored_labels(from_jsonl)
+    expected_gold = {i.external_id: i.gold_position for i in from_jsonl.items.all()}
+    # The same file again from scratch: an import never reuses another project's annotator account.
+    from_jsonl.delete()
+    get_user_model().objects.filter(username="hf-dataset").delete()
+    from_parquet = ProjectFactory(mode=Project.Mode.BINARY)
 
     with parquet.open("rb") as handle:
         items_import_formatted(project=from_parquet, fmt="hf", handle=handle)
     with parquet.open("rb") as handle:
         labels_import_formatted(project=from_parquet, fmt="hf", handle=handle)
-    import_items(from_jsonl, "hf", "hf_preferences.jsonl")
-    import_labels(from_jsonl, "hf", "hf_preferences.jsonl")
 
     assert len(stored_labels(from_parquet)) == 3
-    assert stored_labels(from_parquet) == stored_labels(from_jsonl)
-    assert {i.external_id: i.gold_position for i in from_parquet.items.all()} == {
-        i.external_id: i.gold_position for i in from_jsonl.items.all()
-    }
+    assert stored_labels(from_parquet) == expected_labels
+    assert {i.external_id: i.gold_position for i in from_parquet.items.all()} == expected_gold
 
 
 def test_bad_rows_are_named_and_nothing_changes():
