@@ -91,9 +91,13 @@ def _permille(raw: Any, what: str) -> int:
         raise ValueError(str(exc)) from None
 
 
-def _whole(raw: Any, name: str, minimum: int) -> int:
-    if isinstance(raw, bool) or not isinstance(raw, int) or raw < minimum:
-        raise ValueError(f"{name} must be a whole number ≥ {minimum}")
+#: The largest value an integer column holds (time per label in ms: 24 days).
+INT_MAX = 2**31 - 1
+
+
+def _whole(raw: Any, name: str, minimum: int, maximum: int = INT_MAX) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or not minimum <= raw <= maximum:
+        raise ValueError(f"{name} must be a whole number from {minimum} to {maximum}")
     return raw
 
 
@@ -431,7 +435,7 @@ def _revise(annotation: Annotation, labels: list[_Label], positions: dict[int, i
     annotation.binary_choice = last.choice
     annotation.likert_value = last.likert
     annotation.suggestion_shown = annotation.suggestion_shown or any(lb.suggestion_shown for lb in labels)
-    annotation.time_spent_ms = min(annotation.time_spent_ms + sum(lb.time_spent_ms for lb in labels), 2**31 - 1)
+    annotation.time_spent_ms = min(annotation.time_spent_ms + sum(lb.time_spent_ms for lb in labels), INT_MAX)
     annotation.revision_count += len(labels)
 
 
