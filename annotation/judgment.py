@@ -31,6 +31,12 @@ def queue_offset(*, seed: int, annotator_id: int) -> float:
     return _uniform(f"queue-offset:{seed}:{annotator_id}")
 
 
+def request_turn(*, seed: int, annotator_id: int, item_id: int, share: float) -> bool:
+    """Whether the save of ``item_id`` is followed by one of this annotator's open label requests: a seeded coin
+    per (annotator, item), so requests come mixed among ordinary items at about ``share`` of them, reproducibly."""
+    return _uniform(f"request-turn:{seed}:{annotator_id}:{item_id}") < share
+
+
 def response_order_draw(*, seed: int, annotator_id: int, item_id: int, positions: Sequence[int]) -> list[int]:
     """The left-to-right order of stored positions one annotator sees for one item (seeded, so re-drawable)."""
     order = sorted(positions)

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, IntegerField, Prefetch, Q, Sum
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Prefetch, Q, Sum
 from django.db.models.functions import Least
 from markdown_it import MarkdownIt
 
 from annotation import judgment
-from annotation.models import Annotation, Assignment, SuggestionExposure
+from annotation.models import Annotation, Assignment, LabelRequest, SuggestionExposure
 from projects.models import TIE, Criterion, Item, Membership, Project, Response, Suggestion, SuggestionValue
 from projects.selectors import item_responses, project_criteria
 
@@ -62,6 +62,9 @@ def suggestion_visible_for(
       for its annotators); other items behave as before_label.
     - before_label: with the item and through Accept; there is no resolution step.
     - after_label: never before the annotator's own save; afterwards only on the resolution step.
+    - A calibration, certification or audit request (``LabelRequest``) held or answered by this annotator for this
+      item withholds it for every purpose, in every display mode: their label is blind evidence about the model.
+      Folded into the one suggestion query, so the check costs no statement.
     """
     if item.project_id != project.pk:
         return None
@@ -77,7 +80,13 @@ def suggestion_visible_for(
             return None
     elif purpose == PURPOSE_RESOLUTION:
         return None
-    suggestions = Suggestion.objects.filter(item=item, status=Suggestion.Status.OK)
+    held_blind = LabelRequest.objects.filter(
+        item=OuterRef("item"),
+        annotator_id=annotator.pk,
+        kind__in=LabelRequest.BLIND_KINDS,
+        status__in=[LabelRequest.Status.OPEN, LabelRequest.Status.ANSWERED],
+    )
+    suggestions = Suggestion.objects.filter(item=item, status=Suggestion.Status.OK).exclude(Exists(held_blind))
     if with_values:
         suggestions = suggestions.prefetch_related(
             Prefetch("values", queryset=SuggestionValue.objects.select_related("response"))
