@@ -28,10 +28,11 @@ from django.utils import timezone
 from aggregation.agreement import Estimate
 from aggregation.comparisons import agreement_estimate, figure, handoff_decision
 from aggregation.ifs import preferred_response
-from aggregation.models import HandoffDecision, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
-from aggregation.suggestion_figures import comparisons_load
+from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from config import events
 from projects.models import PERMILLE, TIE, Item, Project, Suggestion
+from suggestions.figures import comparisons_load
+from suggestions.models import HandoffDecision
 
 # A suggestion without (μ, ν) states a preference but no uncertainty. Handed-off aggregates then use these values
 # (floats in [0, 1]): the preferred response (μ, ν) = (0.75, 0.05), every other (0.05, 0.75), a tie (0.4, 0.4).
