@@ -12,7 +12,7 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	annotation/label_formats.py client/penumbra_client/client.py client/penumbra_client/errors.py \
 	annotation/label_import.py annotation/judgment.py annotation/import_tasks.py \
 	aggregation/ifs.py aggregation/agreement.py aggregation/intervals.py aggregation/weights.py aggregation/comparisons.py \
-	suggestions/llm.py suggestions/figures.py suggestions/handoff.py suggestions/receivers.py suggestions/api.py \
+	suggestions/llm.py suggestions/figures.py suggestions/handoff.py suggestions/receivers.py \
 	suggestions/models.py aggregation/cards.py \
 	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py \
