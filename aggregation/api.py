@@ -1,4 +1,4 @@
-"""REST API for what leads read: aggregates, the stats figures, suggestions, and the exports.
+"""REST API for what leads read: aggregates, the stats figures and the exports (suggestions: suggestions.api).
 
 All of it is for leads only (annotators and outsiders get 404 from the selector): annotators never read the
 aggregates, other annotators' labels or a suggestion through the API. Everything reads stored aggregates; nothing here

@@ -46,7 +46,7 @@ def suggestion_handoff(request: HttpRequest, project_id: int) -> HttpResponse:
     project = project_get_for_lead(user=request.user, project_id=project_id)
     if request.method == "GET":
         context = {"project": project, "preview": handoff_preview(project=project)}
-        return render(request, "dashboard/handoff_confirm.html", context)
+        return render(request, "suggestions/handoff_confirm.html", context)
     try:
         decision = handoff_apply(project=project, user=cast(User, request.user))
         messages.success(request, decision.explanation)
