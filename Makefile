@@ -7,13 +7,14 @@ PORT ?= 8000
 # Two workers: this project's machines have two cores.
 PYTEST_WORKERS ?= 2
 # Services, selectors, the maths and the background work: where a type error would corrupt data.
-TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.py projects/suggestions.py \
-	projects/llm.py projects/llm_url.py projects/import_tasks.py projects/jobs.py projects/format_import.py $(wildcard projects/formats/*.py) \
+TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.py \
+	projects/llm_url.py projects/import_tasks.py projects/jobs.py projects/format_import.py $(wildcard projects/formats/*.py) \
 	annotation/label_formats.py client/penumbra_client/client.py client/penumbra_client/errors.py \
 	annotation/label_import.py annotation/judgment.py annotation/import_tasks.py \
 	aggregation/ifs.py aggregation/agreement.py aggregation/intervals.py aggregation/weights.py aggregation/comparisons.py \
 	aggregation/sampling.py aggregation/accuracy.py aggregation/certification.py aggregation/dataset_card.py \
-	aggregation/suggestion_figures.py aggregation/suggestion_selectors.py aggregation/handoff.py \
+	suggestions/llm.py suggestions/figures.py suggestions/handoff.py suggestions/receivers.py \
+	suggestions/models.py aggregation/cards.py \
 	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py \
 	annotation/note_services.py annotation/note_selectors.py

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from aggregation.models import AnnotatorAggregate, HandoffDecision, ItemAggregate, ProjectAggregate
+from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate
 
 
 @admin.register(ItemAggregate)
@@ -19,9 +19,3 @@ class AnnotatorAggregateAdmin(admin.ModelAdmin):
 @admin.register(ProjectAggregate)
 class ProjectAggregateAdmin(admin.ModelAdmin):
     list_display = ["project", "computed_at"]
-
-
-@admin.register(HandoffDecision)
-class HandoffDecisionAdmin(admin.ModelAdmin):
-    list_display = ["project", "action", "rule", "items_affected", "created_at"]
-    list_filter = ["action"]

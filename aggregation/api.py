@@ -1,4 +1,4 @@
-"""REST API for what leads read: aggregates, the stats figures, suggestions, and the exports.
+"""REST API for what leads read: aggregates, the stats figures and the exports (suggestions: suggestions.api).
 
 All of it is for leads only (annotators and outsiders get 404 from the selector): annotators never read the
 aggregates, other annotators' labels or a suggestion through the API. Everything reads stored aggregates; nothing here
@@ -7,29 +7,25 @@ computes figures inside a request.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
-from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db.models import Prefetch
 from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from aggregation.export import FORMATS, MAX_MIN_ANNOTATORS, PAIRS, TIES, ExportOptions, export_filename, export_lines
 from aggregation.export_tasks import export_job_start
-from aggregation.handoff import handoff_apply, handoff_undo
-from aggregation.models import AnnotatorAggregate, HandoffDecision, ItemAggregate, ProjectAggregate, Provenance
+from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
 from aggregation.selectors import Staleness, figures_staleness
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
 from projects.jobs import job_stream_bytes
-from projects.models import Job, Suggestion, SuggestionValue
+from projects.models import Job
 from projects.selectors import project_get_for_lead
-from projects.suggestions import suggestion_job_start
 
 #: Set on every export answer: "1; reason" while the figures lag behind the labels or the settings, else "0".
 STALE_HEADER = "X-Penumbra-Stale"
@@ -209,51 +205,6 @@ class AnnotatorAggregateListApi(APIView):
         return Response(AnnotatorAggregateSerializer(rows, many=True).data)
 
 
-class SuggestionListSerializer(serializers.ModelSerializer):
-    item_external_id = serializers.CharField(source="item.external_id")
-    item_is_blind = serializers.BooleanField(source="item.is_blind")
-    values = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Suggestion
-        fields = [
-            "item",
-            "item_external_id",
-            "item_is_blind",
-            "status",
-            "preferred_position",
-            "rationale",
-            "model_name",
-            "source",
-            "failure_reason",
-            "attempts",
-            "values",
-            "updated_at",
-        ]
-        read_only_fields = fields
-
-    def get_values(self, suggestion: Suggestion) -> list[dict[str, Any]]:
-        return [
-            {"position": v.response.position, "mu": v.mu / 1000, "nu": v.nu / 1000} for v in suggestion.values.all()
-        ]
-
-
-class SuggestionListApi(APIView):
-    pagination_class = IdPagination
-
-    @extend_schema(responses=SuggestionListSerializer(many=True), description="Leads only.")
-    def get(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_lead(user=request.user, project_id=project_id)
-        rows = (
-            Suggestion.objects.filter(item__project=project)
-            .select_related("item")
-            .prefetch_related(Prefetch("values", queryset=SuggestionValue.objects.select_related("response")))
-        )
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(rows, request, view=self)
-        return paginator.get_paginated_response(SuggestionListSerializer(page, many=True).data)
-
-
 class ExportQuerySerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS, default="dpo")
     min_annotators = serializers.IntegerField(required=False, min_value=0, max_value=MAX_MIN_ANNOTATORS)
@@ -333,50 +284,3 @@ class ExportDownloadApi(APIView):
         # Staleness as it was when the job wrote the file (older jobs did not record it: "0").
         response[STALE_HEADER] = f"1; {job.result.get('stale_reason')}" if job.result.get("stale") else "0"
         return response
-
-
-class HandoffDecisionSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = HandoffDecision
-        fields = ["id", "action", "rule", "explanation", "figures", "items_affected", "created_at"]
-        read_only_fields = fields
-
-
-class HandoffApi(APIView):
-    """POST hands the remaining items to the LLM when the project's rule allows it; DELETE undoes it."""
-
-    @extend_schema(request=None, responses={201: HandoffDecisionSerializer})
-    def post(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_lead(user=request.user, project_id=project_id)
-        decision = handoff_apply(project=project, user=cast(User, request.user))
-        return Response(HandoffDecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
-
-    @extend_schema(request=None, responses={200: HandoffDecisionSerializer})
-    def delete(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_lead(user=request.user, project_id=project_id)
-        decision = handoff_undo(project=project, user=cast(User, request.user))
-        return Response(HandoffDecisionSerializer(decision).data)
-
-
-class SuggestionGenerateSerializer(serializers.Serializer):
-    item_ids = serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True)
-    overwrite = serializers.BooleanField(default=False)
-
-
-class SuggestionGenerateApi(APIView):
-    @extend_schema(
-        request=SuggestionGenerateSerializer,
-        responses={202: OpenApiResponse(JOB_ACCEPTED, description="Poll the job's url for progress.")},
-        description="Ask the project's LLM endpoint for suggestions (all items without one, or item_ids).",
-    )
-    def post(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_lead(user=request.user, project_id=project_id)
-        data = SuggestionGenerateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        job = suggestion_job_start(
-            project=project,
-            user=cast(User, request.user),
-            item_ids=data.validated_data.get("item_ids"),
-            overwrite=data.validated_data["overwrite"],
-        )
-        return job_accepted(request, job)

@@ -10,13 +10,6 @@ urlpatterns = [
         api.AnnotatorAggregateListApi.as_view(),
         name="api-annotator-aggregates",
     ),
-    path("projects/<int:project_id>/suggestions/", api.SuggestionListApi.as_view(), name="api-suggestions"),
-    path(
-        "projects/<int:project_id>/suggestions/generate/",
-        api.SuggestionGenerateApi.as_view(),
-        name="api-suggestions-generate",
-    ),
-    path("projects/<int:project_id>/handoff/", api.HandoffApi.as_view(), name="api-handoff"),
     path("projects/<int:project_id>/export/", api.ExportApi.as_view(), name="api-export"),
     path("jobs/<int:job_id>/download/", api.ExportDownloadApi.as_view(), name="api-export-download"),
 ]

@@ -138,25 +138,3 @@ class ProjectAggregate(models.Model):
     agreement_computed_at = models.DateTimeField(null=True)
     suggestions_computed_at = models.DateTimeField(null=True)
     computed_at = models.DateTimeField(null=True)
-
-
-class HandoffDecision(models.Model):
-    """Every handoff evaluation that changed state, every handoff and every undo, with the figures behind it."""
-
-    class Action(models.TextChoices):
-        HANDED_OFF = "handed_off", "Handed the remaining items to the LLM"
-        UNDONE = "undone", "Handoff undone"
-        ELIGIBLE = "eligible", "Became eligible"
-        NOT_ELIGIBLE = "not_eligible", "Not eligible"
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="handoff_decisions")
-    action = models.CharField(max_length=14, choices=Action.choices)
-    rule = models.CharField(max_length=12, choices=Project.HandoffRule.choices)
-    explanation = models.TextField()
-    figures = models.JSONField(default=dict)
-    items_affected = models.PositiveIntegerField(default=0)
-    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]

@@ -46,10 +46,9 @@ from numpy.typing import NDArray
 from aggregation import agreement as agreement_maths
 from aggregation import ifs
 from aggregation import weights as weights_maths
-from aggregation.handoff import handoff_evaluate
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
-from aggregation.suggestion_figures import suggestion_figures_recompute
 from annotation.models import Annotation, Assignment
+from config import events
 from projects.models import PERMILLE, TIE, Item, Project, Response
 
 logger = logging.getLogger(__name__)
@@ -1074,14 +1073,15 @@ def _items_behind_settings(project_id: int) -> bool:
 def project_aggregates_recompute(*, project_id: int) -> dict[str, Any]:
     """The project-level run, in order: annotator weights; every item aggregate if the weights moved or a setting
     changed since they were computed (Project.settings_version); agreement,
-    plots and progress; then the suggestion figures and the handoff evaluation (their own services). Each step
+    plots and progress; then the suggestion figures and the handoff evaluation (the suggestions app's, reached
+    through events.figures_recomputed). Each step
     commits on its own, so a failure later leaves the earlier figures written. Returns what it did."""
     moved = annotator_aggregates_recompute(project_id=project_id)
     items = item_aggregates_recompute(project_id=project_id) if moved or _items_behind_settings(project_id) else 0
     project_agreement_recompute(project_id=project_id)
-    # After the agreement: the suggestion figures put the human-human ceiling beside the model's agreement.
-    suggestion_figures_recompute(project_id=project_id)
-    handoff_evaluate(project_id=project_id)
+    # After the agreement: the suggestion figures (connected by the suggestions app) put the human-human ceiling
+    # beside the model's agreement, then the handoff rule reads them.
+    events.figures_recomputed(project_id=project_id)
     done: dict[str, Any] = {"weights_moved": moved, "items": items, "suggestion_figures": True, "handoff": True}
     return done
 

@@ -19,15 +19,13 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
 from aggregation import svg
+from aggregation.cards import dashboard_card
 from aggregation.forms import CriteriaForm, MemberAddForm, ProjectSettingsForm
 from aggregation.selectors import Dashboard, dashboard_get, item_review_get, response_name, settings_get
-from aggregation.suggestion_selectors import suggestion_card_context
 from annotation.note_selectors import item_notes_for_lead, open_flags_for_lead
 from annotation.selectors import markdown_render
 from projects.models import TIE, Membership
 from projects.services import criteria_set, membership_set, project_update
-
-SUGGESTIONS_CARD_TEMPLATE = "suggestions/partials/card.html"
 
 AGREEMENT_FIGURES = (
     ("pairwise_with_ties", "Pairwise, tie is an answer"),
@@ -248,13 +246,10 @@ def _plots_context(dashboard: Dashboard) -> dict[str, Any]:
     }
 
 
-def _suggestion_card(*, user: Any, project_id: int) -> tuple[str, dict[str, Any]]:
-    return SUGGESTIONS_CARD_TEMPLATE, suggestion_card_context(user=user, project_id=project_id)
-
-
 def _suggestions_context(dashboard: Dashboard, *, user: Any) -> dict[str, Any]:
     stored = dashboard.suggestions
-    card_template, card = _suggestion_card(user=user, project_id=dashboard.project.pk)
+    # Registered by the suggestions app (above this one), so the dashboard shows its card without importing it.
+    card_template, card = dashboard_card("suggestions", user=user, project_id=dashboard.project.pk)
     blind = _dict(stored.get("blind"))
     shown = _dict(stored.get("shown"))
     human_human = _dict(stored.get("human_human"))

@@ -22,12 +22,14 @@ LABELS_CHANGED = Signal()
 SETTINGS_CHANGED = Signal()
 ITEMS_IMPORTED = Signal()
 SUGGESTIONS_CHANGED = Signal()
+FIGURES_RECOMPUTED = Signal()
 
 EVENTS = {
     "labels_changed": LABELS_CHANGED,
     "settings_changed": SETTINGS_CHANGED,
     "items_imported": ITEMS_IMPORTED,
     "suggestions_changed": SUGGESTIONS_CHANGED,
+    "figures_recomputed": FIGURES_RECOMPUTED,
 }
 
 
@@ -49,3 +51,9 @@ def items_imported(*, project_id: int) -> None:
 def suggestions_changed(*, project_id: int) -> None:
     """LLM suggestions of the project were generated or overwritten (outside any request; a job's end)."""
     SUGGESTIONS_CHANGED.send(sender=None, project_id=int(project_id))
+
+
+def figures_recomputed(*, project_id: int) -> None:
+    """The project's own figures (weights, agreement, progress) were just recomputed, in the worker that did it;
+    figures built on top of them (the suggestion figures and the handoff verdict) follow in the same run."""
+    FIGURES_RECOMPUTED.send(sender=None, project_id=int(project_id))

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "projects",
     "annotation",
     "aggregation",
+    "suggestions",
 ]
 
 MIDDLEWARE = [

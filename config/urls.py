@@ -35,10 +35,11 @@ urlpatterns = [
     path("api/", include("annotation.api_urls")),
     path("api/", include("annotation.study_api_urls")),
     path("api/", include("aggregation.api_urls")),
+    path("api/", include("suggestions.api_urls")),
     path("", include("projects.urls")),
     path("", include("annotation.urls")),
     path("", include("annotation.study_urls")),
     path("", include("annotation.note_urls")),
     path("", include("aggregation.urls")),
-    path("", include("aggregation.suggestion_urls")),
+    path("", include("suggestions.urls")),
 ]

@@ -50,7 +50,7 @@ TASKS: dict[str, tuple[str, str]] = {
     Job.Kind.IMPORT_ITEMS: ("projects.import_tasks", "import_items_run"),
     Job.Kind.IMPORT_LABELS: ("annotation.import_tasks", "import_labels_run"),
     Job.Kind.EXPORT: ("aggregation.export_tasks", "export_run"),
-    Job.Kind.SUGGEST: ("projects.tasks", "generate_suggestions"),
+    Job.Kind.SUGGEST: ("suggestions.tasks", "generate_suggestions"),
 }
 
 Progress = Callable[..., None]

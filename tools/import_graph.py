@@ -14,7 +14,7 @@ from pathlib import Path
 
 import grimp
 
-APPS = ("config", "projects", "annotation", "aggregation")
+APPS = ("config", "projects", "annotation", "aggregation", "suggestions")
 ROOT = Path(__file__).resolve().parents[1]
 
 

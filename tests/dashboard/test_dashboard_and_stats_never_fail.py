@@ -24,11 +24,11 @@ from django.utils import timezone
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from aggregation.handoff import handoff_apply
 from aggregation.services import project_aggregates_recompute
 from annotation.models import Annotation, Assignment, JudgmentValue
 from projects.models import TIE, Membership, Project
 from projects.services import project_update
+from suggestions.handoff import handoff_apply
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, SuggestionFactory
 
 pytestmark = pytest.mark.django_db

@@ -6,10 +6,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from aggregation.handoff import handoff_apply, handoff_evaluate, handoff_preview
-from aggregation.models import HandoffDecision, ItemAggregate
-from aggregation.suggestion_figures import suggestion_figures_recompute
+from aggregation.models import ItemAggregate
 from projects.models import Membership, Project
+from suggestions.figures import suggestion_figures_recompute
+from suggestions.handoff import handoff_apply, handoff_evaluate, handoff_preview
+from suggestions.models import HandoffDecision
 from tests.conftest import _logged_in
 from tests.factories import MembershipFactory, ProjectFactory, SuggestionFactory, UserFactory
 from tests.suggestions.helpers import items_create, label

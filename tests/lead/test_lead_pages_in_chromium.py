@@ -13,10 +13,10 @@ import pytest
 from django.urls import reverse
 
 from aggregation.export_tasks import export_job_run
-from aggregation.handoff import handoff_evaluate
-from aggregation.suggestion_figures import suggestion_figures_recompute
 from annotation.models import Assignment, ItemNote
 from projects.models import Job, Membership, Project, Response
+from suggestions.figures import suggestion_figures_recompute
+from suggestions.handoff import handoff_evaluate
 from tests.dashboard.conftest import annotator_aggregates_create, item_aggregates_create, project_aggregate_create
 from tests.factories import MembershipFactory, ProjectFactory, SuggestionFactory, UserFactory
 from tests.suggestions.helpers import items_create, label

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from aggregation.forms import ProjectSettingsForm
 from projects.llm_url import LLMURLRefused, check_llm_base_url
-from projects.suggestions import check_llm_configured
+from suggestions.services import check_llm_configured
 
 JSON = {"content_type": "application/json"}
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from projects import llm
+from suggestions import llm
 from tests.suggestions.fake_llm import FakeLLM, start_fake_llm
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aggregation.models import ProjectAggregate
-from aggregation.suggestion_figures import suggestion_figures_recompute
+from suggestions.figures import suggestion_figures_recompute
 from tests.suggestions.simulation import simulate, truth
 
 pytestmark = pytest.mark.django_db

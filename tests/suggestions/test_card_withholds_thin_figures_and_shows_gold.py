@@ -9,8 +9,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from aggregation.suggestion_figures import suggestion_figures_recompute
 from projects.models import Item
+from suggestions.figures import suggestion_figures_recompute
 from tests.factories import ItemFactory, SuggestionFactory
 from tests.suggestions.helpers import label
 

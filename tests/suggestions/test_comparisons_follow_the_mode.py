@@ -6,9 +6,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from aggregation.suggestion_figures import comparisons_load, suggestion_figures_recompute
 from annotation.models import Annotation, JudgmentValue, SuggestionExposure
 from projects.models import TIE, Project
+from suggestions.figures import comparisons_load, suggestion_figures_recompute
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, SuggestionFactory, UserFactory
 from tests.suggestions.helpers import ifs_values_set, label
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from projects.models import Job, Suggestion, SuggestionValue
-from projects.suggestions import suggestion_job_start, suggestions_generate
-from projects.tasks import suggestion_job_run
+from suggestions.services import suggestion_job_start, suggestions_generate
+from suggestions.tasks import suggestion_job_run
 from tests.factories import ItemFactory, SuggestionFactory
 from tests.suggestions.fake_llm import answer, good, slow, status
 
@@ -115,7 +115,7 @@ def test_the_job_runs_after_commit_and_skips_items_that_already_have_a_suggestio
     assert len(fake_llm.requests) == 5
 
     # Running the same job again (a redelivered task) does nothing more.
-    from projects.tasks import generate_suggestions
+    from suggestions.tasks import generate_suggestions
 
     generate_suggestions(job.pk)
     assert len(fake_llm.requests) == 5

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from aggregation.handoff import handoff_apply, handoff_evaluate, handoff_undo
-from aggregation.models import HandoffDecision, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
-from aggregation.suggestion_figures import suggestion_figures_recompute
+from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from annotation.services import assignment_claim_next
 from projects.models import Membership, Project
+from suggestions.figures import suggestion_figures_recompute
+from suggestions.handoff import handoff_apply, handoff_evaluate, handoff_undo
+from suggestions.models import HandoffDecision
 from tests.factories import MembershipFactory, ProjectFactory, SuggestionFactory, UserFactory
 from tests.suggestions.helpers import items_create, label
 

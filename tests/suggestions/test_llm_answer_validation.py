@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from projects.llm import AnswerInvalid, parse_answer
 from projects.models import TIE
+from suggestions.llm import AnswerInvalid, parse_answer
 
 
 def _answer(**overrides) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from projects.models import TIE, Suggestion
-from projects.suggestions import BASELINE_MODEL_NAME, longest_response_suggestions
+from suggestions.services import BASELINE_MODEL_NAME, longest_response_suggestions
 from tests.factories import ItemFactory, ProjectFactory, SuggestionFactory
 
 pytestmark = pytest.mark.django_db

@@ -7,9 +7,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from aggregation.models import HandoffDecision
-from aggregation.suggestion_figures import suggestion_figures_recompute
 from projects.models import Job, Project
+from suggestions.figures import suggestion_figures_recompute
+from suggestions.models import HandoffDecision
 from tests.factories import ItemFactory, SuggestionFactory
 from tests.suggestions.helpers import label
 
@@ -52,7 +52,7 @@ def _labelled(project, annotator, annotator2, *, blind: int, shown: int) -> None
 def test_figures_gap_hint_and_handoff_state_are_shown(project, lead_client, annotator, annotator2):
     _labelled(project, annotator, annotator2, blind=6, shown=6)
     suggestion_figures_recompute(project_id=project.pk)
-    from aggregation.handoff import handoff_evaluate
+    from suggestions.handoff import handoff_evaluate
 
     handoff_evaluate(project_id=project.pk)
     page = lead_client.get(_url(project)).content.decode()
@@ -80,7 +80,7 @@ def test_handoff_and_undo_buttons(project, lead_client, annotator, annotator2):
     project.save()
     _labelled(project, annotator, annotator2, blind=4, shown=0)
     suggestion_figures_recompute(project_id=project.pk)
-    from aggregation.handoff import handoff_evaluate
+    from suggestions.handoff import handoff_evaluate
 
     handoff_evaluate(project_id=project.pk)
     assert "Hand off the remaining items" in lead_client.get(_url(project)).content.decode()

@@ -17,10 +17,10 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from projects import llm
 from projects.jobs import job_enqueue_on_commit
 from projects.llm_url import LLMURLRefused, check_llm_base_url
 from projects.models import TIE, Item, Job, Project, Response, Suggestion, SuggestionValue
+from suggestions import llm
 
 logger = logging.getLogger(__name__)
 

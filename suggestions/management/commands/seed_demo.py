@@ -13,7 +13,7 @@ from aggregation.services import project_aggregates_recompute
 from projects.importing import items_import
 from projects.models import Membership, Project
 from projects.services import membership_set, project_create
-from projects.suggestions import longest_response_suggestions
+from suggestions.services import longest_response_suggestions
 
 DEMO_SLUG = "demo-long-form-qa"
 # The demo seeds every app, so the command sits on the top floor; its data stays with the items it becomes.

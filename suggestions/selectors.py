@@ -7,10 +7,11 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from aggregation.comparisons import MINIMUM_COMPARISONS
-from aggregation.models import HandoffDecision, ItemAggregate, ProjectAggregate, Provenance
-from projects.llm import llm_config_for
+from aggregation.models import ItemAggregate, ProjectAggregate, Provenance
 from projects.models import Job, Project, Suggestion
 from projects.selectors import project_get_for_lead
+from suggestions.llm import llm_config_for
+from suggestions.models import HandoffDecision
 
 AnyUser = AbstractBaseUser | AnonymousUser
 

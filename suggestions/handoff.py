@@ -27,11 +27,15 @@ from django.utils import timezone
 
 from aggregation.agreement import Estimate
 from aggregation.comparisons import agreement_estimate, figure, handoff_decision
-from aggregation.ifs import preferred_response
-from aggregation.models import HandoffDecision, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
-from aggregation.suggestion_figures import comparisons_load
+from aggregation.ifs import UNDEFINED, preferred_response
+from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
+
+# The item-figures function, wherever aggregation keeps it: handoff aggregates use its definitions.
+from aggregation.services import ItemFigures, Judgments, item_figures_compute
 from config import events
-from projects.models import PERMILLE, TIE, Item, Project, Suggestion
+from projects.models import PERMILLE, TIE, Item, Project, Response, Suggestion
+from suggestions.figures import comparisons_load
+from suggestions.models import HandoffDecision
 
 # A suggestion without (μ, ν) states a preference but no uncertainty. Handed-off aggregates then use these values
 # (floats in [0, 1]): the preferred response (μ, ν) = (0.75, 0.05), every other (0.05, 0.75), a tie (0.4, 0.4).
@@ -152,6 +156,66 @@ def _handoff_values(
     return mu, nu
 
 
+HandedItem = tuple[Item, list[Response], np.ndarray, np.ndarray]
+
+
+def _handed_item(item: Item) -> HandedItem | None:
+    """(item, responses by position, μ, ν) of an item handed to the LLM; None for an
+    item with fewer than two responses, which gets no aggregate."""
+    responses = sorted(item.responses.all(), key=lambda r: r.position)
+    if len(responses) < 2:
+        return None
+    suggestion = item.suggestion
+    by_response = {v.response_id: (v.mu, v.nu) for v in suggestion.values.all()}
+    stored = {r.position: by_response[r.pk] for r in responses if r.pk in by_response}
+    preferred = TIE if suggestion.preferred_position is None else suggestion.preferred_position
+    mu, nu = _handoff_values(preferred, len(responses), stored)
+    return item, responses, mu, nu
+
+
+def _handoff_figures(project: Project, handed: list[HandedItem]) -> ItemFigures:
+    """p_best and margin of the handed items through the item-figures function, as if one annotator had given
+    the suggestion's (μ, ν) on a single criterion: the same definitions as a human aggregate, not a copy of them."""
+    n_items = len(handed)
+    width = max((len(responses) for _, responses, _, _ in handed), default=2)
+    mu = np.zeros((n_items, width, 1, 1))
+    nu = np.zeros((n_items, width, 1, 1))
+    present = np.zeros((n_items, width, 1, 1), dtype=bool)
+    response_ids = np.zeros((n_items, width), dtype=np.int64)
+    n_responses = np.zeros(n_items, dtype=np.int64)
+    for index, (_, responses, item_mu, item_nu) in enumerate(handed):
+        count = len(responses)
+        mu[index, :count, 0, 0] = item_mu
+        nu[index, :count, 0, 0] = item_nu
+        present[index, :count] = True
+        response_ids[index, :count] = [r.pk for r in responses]
+        n_responses[index] = count
+    one_each = np.arange(n_items, dtype=np.int64)
+    none = np.zeros(n_items, dtype=np.int64)
+    data = Judgments(
+        project=project,
+        item_ids=np.array([item.pk for item, *_ in handed], dtype=np.int64),
+        gold=np.full(n_items, UNDEFINED, dtype=np.int64),
+        n_responses=n_responses,
+        response_ids=response_ids,
+        criterion_ids=np.zeros(1, dtype=np.int64),
+        criterion_weights=np.ones(1),
+        annotator_ids=np.zeros(1, dtype=np.int64),
+        annotation_ids=one_each,
+        annotation_item=one_each,
+        annotation_annotator=none,
+        annotation_slot=none,
+        time_spent_ms=none,
+        mu=mu,
+        nu=nu,
+        present=present,
+        slot_annotator=np.zeros((n_items, 1), dtype=np.int64),
+        binary=np.full((n_items, 1), np.nan),
+        likert=np.full((n_items, 1), np.nan),
+    )
+    return item_figures_compute(data, np.ones(1))
+
+
 def _short_with_suggestion(project: Project) -> QuerySet[Item]:
     """Items still short of their overlap that have an ok suggestion: what handoff acts on."""
     return Item.objects.filter(
@@ -219,23 +283,16 @@ def handoff_apply(*, project: Project, user: User | None = None) -> HandoffDecis
     item_ids = [item.pk for item in items]
     ResponseAggregate.objects.filter(item_id__in=item_ids).delete()
     ItemAggregate.objects.filter(item_id__in=item_ids).delete()
+    handed = [entry for entry in map(_handed_item, items) if entry is not None]
+    figures = _handoff_figures(project, handed)
     now = timezone.now()
     item_rows: list[ItemAggregate] = []
     response_rows: list[ResponseAggregate] = []
-    for item in items:
-        responses = sorted(item.responses.all(), key=lambda r: r.position)
-        if len(responses) < 2:
-            continue
-        suggestion = item.suggestion
-        by_response = {v.response_id: (v.mu, v.nu) for v in suggestion.values.all()}
-        stored = {r.position: by_response[r.pk] for r in responses if r.pk in by_response}
-        preferred = TIE if suggestion.preferred_position is None else suggestion.preferred_position
-        mu, nu = _handoff_values(preferred, len(responses), stored)
+    for index, (item, responses, mu, nu) in enumerate(handed):
         scores = mu - nu
         order = np.lexsort((-(mu + nu), -scores))
-        best_index, worst_index = int(order[0]), int(order[-1])
+        worst_index = int(order[-1])
         best = int(preferred_response(scores[None, :], tolerance=project.tie_tolerance, axis=1)[0])
-        margin = float(scores[best_index] - scores[worst_index])
         item_rows.append(
             ItemAggregate(
                 project=project,
@@ -244,8 +301,8 @@ def handoff_apply(*, project: Project, user: User | None = None) -> HandoffDecis
                 operator=project.aggregation_operator,
                 best_position=best,
                 worst_position=TIE if best == TIE else worst_index,
-                p_best=0.5 + margin / 4,
-                margin=margin,
+                p_best=float(figures.p_best[index]),
+                margin=float(figures.margin[index]),
                 hesitation=float(np.mean(1 - mu - nu)),
                 agreement=None,
                 signed_preference=float((scores[0] - scores[1]) / 2),
@@ -261,10 +318,10 @@ def handoff_apply(*, project: Project, user: User | None = None) -> HandoffDecis
                 response=response,
                 criterion=None,
                 operator=project.aggregation_operator,
-                mu=float(mu[index]),
-                nu=float(nu[index]),
+                mu=float(mu[position]),
+                nu=float(nu[position]),
             )
-            for index, response in enumerate(responses)
+            for position, response in enumerate(responses)
         )
     ItemAggregate.objects.bulk_create(item_rows, batch_size=2000)
     ResponseAggregate.objects.bulk_create(response_rows, batch_size=2000)

@@ -12,10 +12,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from aggregation.handoff import handoff_apply, handoff_preview, handoff_undo
-from aggregation.suggestion_selectors import suggestion_card_context
 from projects.selectors import project_get_for_lead
-from projects.suggestions import suggestion_job_start
+from suggestions.handoff import handoff_apply, handoff_preview, handoff_undo
+from suggestions.selectors import suggestion_card_context
+from suggestions.services import suggestion_job_start
 
 CARD_PARTIAL = "suggestions/partials/card.html"
 
@@ -46,7 +46,7 @@ def suggestion_handoff(request: HttpRequest, project_id: int) -> HttpResponse:
     project = project_get_for_lead(user=request.user, project_id=project_id)
     if request.method == "GET":
         context = {"project": project, "preview": handoff_preview(project=project)}
-        return render(request, "dashboard/handoff_confirm.html", context)
+        return render(request, "suggestions/handoff_confirm.html", context)
     try:
         decision = handoff_apply(project=project, user=cast(User, request.user))
         messages.success(request, decision.explanation)

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from suggestions import api
+
+urlpatterns = [
+    path("projects/<int:project_id>/suggestions/", api.SuggestionListApi.as_view(), name="api-suggestions"),
+    path(
+        "projects/<int:project_id>/suggestions/generate/",
+        api.SuggestionGenerateApi.as_view(),
+        name="api-suggestions-generate",
+    ),
+    path("projects/<int:project_id>/handoff/", api.HandoffApi.as_view(), name="api-handoff"),
+]

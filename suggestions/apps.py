@@ -1,0 +1,17 @@
+from django.apps import AppConfig
+
+
+class SuggestionsConfig(AppConfig):
+    name = "suggestions"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Imported here, not at the top: the receivers load models, which the app registry allows only now.
+        from aggregation.cards import dashboard_card_register
+        from suggestions import receivers
+        from suggestions.selectors import suggestion_card_context
+
+        receivers.connect()
+        dashboard_card_register(
+            name="suggestions", template="suggestions/partials/card.html", context=suggestion_card_context
+        )
