@@ -74,6 +74,7 @@ def stats_for(aggregate: ProjectAggregate | None, staleness: Staleness | None = 
         "human_human": {side: _figure((suggestions.get("human_human") or {}).get(side)) for side in ("blind", "shown")},
         "handoff": suggestions.get("handoff") or {},
         "progress": aggregate.progress if aggregate else {},
+        "labeling": (aggregate.labeling if aggregate else None) or {},
         "computed_at": aggregate.computed_at if aggregate else None,
         "agreement_computed_at": aggregate.agreement_computed_at if aggregate else None,
         "suggestions_computed_at": aggregate.suggestions_computed_at if aggregate else None,
@@ -101,6 +102,13 @@ STATS = inline_serializer(
         "human_human": inline_serializer(name="HumanHumanFigures", fields={"blind": FIGURE, "shown": FIGURE}),
         "handoff": serializers.DictField(),
         "progress": serializers.DictField(),
+        "labeling": serializers.DictField(
+            help_text=(
+                "Figures from label requests: calibration per confidence bin, certification (Hájek estimate of the "
+                "model's accuracy with its interval, Horvitz-Thompson and gold beside it), audit state, and "
+                "verification keep/change rates (never used as accuracy). Each estimate has value, ci, items, labels."
+            )
+        ),
         "stale": serializers.BooleanField(
             help_text="The figures lag behind new labels or a settings change; a recomputation is under way."
         ),

@@ -216,7 +216,7 @@ class LabelRequest(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["annotator", "item", "kind"], name="label_request_unique"),
+            models.UniqueConstraint(fields=["annotator", "item", "kind", "draw"], name="label_request_unique"),
             models.CheckConstraint(
                 condition=Q(kind__in=["calibration", "certification", "audit", "verification"]),
                 name="label_request_kind_valid",

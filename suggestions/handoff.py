@@ -127,7 +127,7 @@ def handoff_evaluate(*, project_id: int) -> dict[str, Any] | None:
         evaluation["eligible"]
         and project.handoff_trigger == Project.HandoffTrigger.AUTOMATIC
         and project.phase == Project.Phase.COLLECTING
-        and latest != HandoffDecision.Action.UNDONE
+        and latest not in (HandoffDecision.Action.UNDONE, HandoffDecision.Action.SUSPENDED)
     ):
         try:
             handoff_apply(project=project, user=None)
