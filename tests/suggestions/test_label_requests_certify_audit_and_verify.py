@@ -160,3 +160,21 @@ def lead_of():
         return user
 
     return make
+
+
+def test_the_dashboard_card_shows_the_certification_and_the_keep_rate(lead_of) -> None:
+    project, _ = _project()
+    client = Client()
+    client.force_login(lead_of(project))
+    empty = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    assert "No label requests yet" in empty
+    label_requests_draw(project=project, kind="certification", size=15, labels_per_item=1)
+    _answer(project, "certification", lambda item: 0)
+    label_requests_draw(project=project, kind="verification", size=5, labels_per_item=1)
+    _answer(project, "verification", lambda item: 0)
+    labeling_figures_recompute(project_id=project.pk)
+    page = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    assert "Certifying the model&#x27;s labels" in page or "Certifying the model's labels" in page
+    assert "Model&#x27;s accuracy (Hájek)" in page or "Model's accuracy (Hájek)" in page
+    assert "Kept 1.000" in page
+    assert "enter none of the figures above" in page
