@@ -120,8 +120,8 @@ class Decision:
 def certification_decision(estimate: DesignEstimate, *, threshold: float, minimum: int = 30) -> Decision:
     """Certified when at least ``minimum`` drawn items have blind evidence and the lower bound of the interval of
     the model's accuracy is at least ``threshold``."""
-    if not 0.0 < threshold < 1.0:
-        raise ValueError("threshold must lie in (0, 1)")
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError("threshold must lie in [0, 1]")
     more = max(0, minimum - estimate.items)
 
     def decide(certified: bool, reason: str) -> Decision:

@@ -96,6 +96,7 @@ ENDPOINTS = [
     Endpoint("export annotations", "get", "/api/projects/{project}/export/?format=annotations", 200, 404),
     Endpoint("export job", "post", "/api/projects/{project}/export/?format=soft", 202, 404),
     # Leads reach the services, which refuse here (too few blind comparisons; not handed off; no LLM configured).
+    Endpoint("export card", "get", "/api/projects/{project}/export/card/", 200, 404),
     Endpoint("handoff", "post", "/api/projects/{project}/handoff/", 400, 404, body={}),
     Endpoint("handoff undo", "delete", "/api/projects/{project}/handoff/", 400, 404),
     Endpoint(
