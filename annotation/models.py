@@ -242,3 +242,18 @@ class LabelRequest(models.Model):
             models.Index(fields=["item", "annotator"], name="label_request_item_idx"),
             models.Index(fields=["project", "kind", "status"], name="label_request_kind_idx"),
         ]
+
+
+class ResolutionChoice(models.Model):
+    """What a person did on the after-label resolution step, where the model's different label was shown beside
+    theirs: kept their label ("Keep my label") or changed it (a resolution save). Recorded as an event each time, so
+    the keep rate of the resolution step exists as it does for verification requests."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="resolution_choices")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="resolution_choices")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kept = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "created_at"], name="resolution_choice_project_idx")]

@@ -26,6 +26,7 @@ from annotation.models import (
     Assignment,
     JudgmentValue,
     LabelRequest,
+    ResolutionChoice,
     SuggestionExposure,
 )
 from annotation.selectors import PURPOSE_ACCEPT, PURPOSE_PAGE, PURPOSE_RESOLUTION, suggestion_visible_for
@@ -612,6 +613,8 @@ def _annotation_save(
         client_token=token,
         reason=reason,
     )
+    if reason == "resolution":  # a change on the resolution step; "Keep my label" is recorded by its own view
+        ResolutionChoice.objects.create(project=project, item=item, annotator_id=annotator.pk, kept=False)
     if assignment.status != Assignment.Status.DONE:
         assignment.status = Assignment.Status.DONE
         assignment.expires_at = now

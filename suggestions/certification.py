@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from aggregation import accuracy, certification, sampling
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
-from annotation.models import Annotation, LabelRequest
+from annotation.models import Annotation, LabelRequest, ResolutionChoice
 from config import events
 from projects.models import Item, Project
 from suggestions.models import HandoffDecision
@@ -178,6 +178,10 @@ def labeling_figures(*, project: Project) -> dict[str, Any]:
         [float(r["final_preferred"] == r["machine_preferred"]) for r in ver], [r["item_id"] for r in ver]
     )
     out["verification"] = rates.as_dict()
+    # The after-label resolution step: kept or changed, with the model's different label on screen.
+    choices = list(ResolutionChoice.objects.filter(project=project).values_list("kept", "item_id"))
+    resolution = certification.verification_rates([float(k) for k, _ in choices], [i for _, i in choices])
+    out["resolution"] = resolution.as_dict()
     return out
 
 
