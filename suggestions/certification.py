@@ -35,6 +35,7 @@ from config import events
 from projects.models import Item, Project
 from suggestions.models import HandoffDecision
 from suggestions.requests import label_requests_withdraw
+from suggestions.rubber_stamp import rubber_stamp_signals
 
 #: The audit judges the last this many audited items, so a drop in accuracy after a good start shows.
 AUDIT_WINDOW = 100
@@ -182,6 +183,7 @@ def labeling_figures(*, project: Project) -> dict[str, Any]:
     choices = list(ResolutionChoice.objects.filter(project=project).values_list("kept", "item_id"))
     resolution = certification.verification_rates([float(k) for k, _ in choices], [i for _, i in choices])
     out["resolution"] = resolution.as_dict()
+    out["rubber_stamp"] = rubber_stamp_signals(project=project)
     return out
 
 

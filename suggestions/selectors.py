@@ -203,4 +203,6 @@ def labeling_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]:
         if audit.get("state")
         else None,
         "verification": stored.get("verification") or {},
+        "resolution": stored.get("resolution") or {},
+        "rubber_stamp": stored.get("rubber_stamp") or [],
     }

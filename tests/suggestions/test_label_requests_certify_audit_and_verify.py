@@ -178,3 +178,27 @@ def test_the_dashboard_card_shows_the_certification_and_the_keep_rate(lead_of) -
     assert "Model&#x27;s accuracy (Hájek)" in page or "Model's accuracy (Hájek)" in page
     assert "Kept 1.000" in page
     assert "enter none of the figures above" in page
+
+
+def test_rubber_stamp_signals_flag_fast_accepts() -> None:
+    from annotation.models import Annotation
+    from suggestions.rubber_stamp import reading_time_ms, rubber_stamp_signals
+
+    project, people = _project(n_items=12)
+    items = list(project.items.order_by("pk"))
+    for index, item in enumerate(items):
+        for person, fast in ((people[0], True), (people[1], index % 4 == 0)):
+            Annotation.objects.create(
+                project=project, item=item, annotator=person, mode=project.mode, binary_choice=0,
+                response_order=[0, 1], suggestion_shown=True, accepted_suggestion=True,
+                time_spent_ms=200 if fast else 60_000,
+            )  # fmt: skip
+    rows = {row["annotator"]: row for row in rubber_stamp_signals(project=project)}
+    hasty, careful = rows[people[0].username], rows[people[1].username]
+    assert hasty["accept_rate"] == 1.0
+    assert hasty["fast_accept_share"] == 1.0
+    assert hasty["flagged"] is True
+    assert careful["fast_accept_share"] == 0.25
+    assert careful["flagged"] is False
+    # About ten words of prompt and answers: a quarter of a second is too fast, a minute is not.
+    assert 200 < reading_time_ms(10) < 60_000
