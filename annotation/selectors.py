@@ -64,7 +64,8 @@ def suggestion_visible_for(
     - after_label: never before the annotator's own save; afterwards only on the resolution step.
     - A calibration, certification or audit request (``LabelRequest``) held or answered by this annotator for this
       item withholds it for every purpose, in every display mode: their label is blind evidence about the model.
-      Folded into the one suggestion query, so the check costs no statement.
+      Folded into the one suggestion query, so the check costs no statement. With ``verify_visibility: blind`` a
+      verification request withholds it the same way (its answer is then a blind label like any other).
     """
     if item.project_id != project.pk:
         return None
@@ -80,10 +81,13 @@ def suggestion_visible_for(
             return None
     elif purpose == PURPOSE_RESOLUTION:
         return None
+    blind_kinds = list(LabelRequest.BLIND_KINDS)
+    if project.verify_visibility == Project.VerifyVisibility.BLIND:
+        blind_kinds.append(LabelRequest.Kind.VERIFICATION)
     held_blind = LabelRequest.objects.filter(
         item=OuterRef("item"),
         annotator_id=annotator.pk,
-        kind__in=LabelRequest.BLIND_KINDS,
+        kind__in=blind_kinds,
         status__in=[LabelRequest.Status.OPEN, LabelRequest.Status.ANSWERED],
     )
     suggestions = Suggestion.objects.filter(item=item, status=Suggestion.Status.OK).exclude(Exists(held_blind))

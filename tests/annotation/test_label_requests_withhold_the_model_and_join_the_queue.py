@@ -131,3 +131,27 @@ def test_requests_come_mixed_among_ordinary_items(project, annotator, annotator_
     assert positions, "requests were served"
     assert min(positions) < len(served_order) - 1, "a request came before the ordinary items ran out"
     assert LabelRequest.objects.filter(status=LabelRequest.Status.ANSWERED).count() == len(positions)
+
+
+def test_blind_verification_withholds_the_answer_and_the_setting_freezes_once_answered(
+    project, annotator, annotator_client, shown_items
+) -> None:
+    from django.core.exceptions import ValidationError
+
+    from projects.services import project_update
+
+    items, markers = shown_items
+    project_update(project=project, changes={"verify_visibility": "blind"})
+    project.refresh_from_db()
+    item = items[1]
+    request = _request(project, item, annotator, kind="verification")
+    bodies, accept = _walk(annotator_client, project, item)
+    assert accept.status_code == 404
+    for what, _status, text in bodies:
+        assert markers[item.pk] not in text, f"blind verification leaked in {what}"
+    annotation = Annotation.objects.get(item=item, annotator=annotator)
+    assert not annotation.suggestion_shown, "a blind verification answer is a blind label"
+    request.refresh_from_db()
+    assert request.status == LabelRequest.Status.ANSWERED
+    with pytest.raises(ValidationError, match="Verification requests have been answered"):
+        project_update(project=project, changes={"verify_visibility": "shown"})
