@@ -90,7 +90,18 @@ def suggestion_visible_for(
         kind__in=blind_kinds,
         status__in=[LabelRequest.Status.OPEN, LabelRequest.Status.ANSWERED],
     )
-    suggestions = Suggestion.objects.filter(item=item, status=Suggestion.Status.OK).exclude(Exists(held_blind))
+    verifying = LabelRequest.objects.filter(
+        item=OuterRef("item"),
+        annotator_id=annotator.pk,
+        kind=LabelRequest.Kind.VERIFICATION,
+        status=LabelRequest.Status.OPEN,
+    )
+    # ``verifying``: the person holds an open verification request for the item (the page pre-fills its answer).
+    suggestions = (
+        Suggestion.objects.filter(item=item, status=Suggestion.Status.OK)
+        .exclude(Exists(held_blind))
+        .annotate(verifying=Exists(verifying))
+    )
     if with_values:
         suggestions = suggestions.prefetch_related(
             Prefetch("values", queryset=SuggestionValue.objects.select_related("response"))
@@ -268,7 +279,9 @@ def annotation_page_context(
 
     stored = _values_from_annotation(annotation)
     prefilled: dict[tuple[int, int], tuple[int, int]] = {}
-    if accept_values and suggestion is not None:
+    # A verification request shows the model's answer filled in, to keep (save as is) or change.
+    verifying = bool(getattr(suggestion, "verifying", False)) and annotation is None and stage == "label"
+    if (accept_values or verifying) and suggestion is not None:
         prefilled = suggestion_prefilled_values(suggestion=suggestion, responses=responses, criteria=criteria)
 
     displayed: list[DisplayedResponse] = []
@@ -299,7 +312,7 @@ def annotation_page_context(
     if posted is not None:
         binary_choice = posted.get("binary_choice", binary_choice)
         likert_value = posted.get("likert_value", likert_value)
-    if accept_values and suggestion is not None:
+    if suggestion is not None and (accept_values or (verifying and posted is None)):
         binary_choice = suggestion.preferred_position
         likert_value = judgment.likert_for_preferred(suggestion.preferred_position or TIE, project.likert_points)
 
@@ -352,6 +365,7 @@ def annotation_page_context(
         "likert_scale": likert_scale,
         "suggestion": shown,
         "stage": stage,
+        "verifying": verifying,
         "own_label": own_label,
         "accepted": accepted,
         "errors": errors,

@@ -1,4 +1,4 @@
-""""Keep my label" on the after-label resolution step is recorded as an event, as a change is, so the step has a keep
+""" "Keep my label" on the after-label resolution step is recorded as an event, as a change is, so the step has a keep
 rate; it is refused (404, nothing written) where there is no resolution step."""
 
 from __future__ import annotations

@@ -155,3 +155,21 @@ def test_blind_verification_withholds_the_answer_and_the_setting_freezes_once_an
     assert request.status == LabelRequest.Status.ANSWERED
     with pytest.raises(ValidationError, match="Verification requests have been answered"):
         project_update(project=project, changes={"verify_visibility": "shown"})
+
+
+def test_a_verification_request_fills_in_the_answer_and_records_keep(project, annotator, annotator_client, shown_items):
+    from tests.annotation.conftest import ifs_form, item_url
+
+    items, _ = shown_items
+    item = items[2]
+    request = _request(project, item, annotator, kind="verification")
+    page = annotator_client.get(item_url(project, item)).content.decode()
+    assert 'id="verification-notice"' in page
+    assert 'value="777"' in page, "the model's (μ, ν) are on the sliders"
+    # Saving the filled-in answer as it is keeps it.
+    annotator_client.post(item_url(project, item), ifs_form(item, {0: (111, 777), 1: (777, 111)}))
+    request.refresh_from_db()
+    assert request.status == LabelRequest.Status.ANSWERED
+    assert request.final_preferred == request.machine_preferred == 1
+    again = annotator_client.get(item_url(project, item)).content.decode()
+    assert 'id="verification-notice"' not in again, "only the first view of an unanswered request is filled in"
