@@ -14,7 +14,10 @@ it, so nothing of the model's answer has reached them), chosen by a seeded draw 
 no such annotator left is not requested; the estimators treat it as not answered.
 
 The confidence of a suggestion is p(preferred ≻ other) = 0.5 + |S_a − S_b|/4 from its (μ, ν) per response (the
-soft label of DESIGN.md), in [0.5, 1]; a tie or a suggestion without values has none.
+soft label of DESIGN.md), in [0.5, 1]; a tie or a suggestion without values has none. The longest-response baseline
+states no (μ, ν); its confidence is 0.5 + ½ (L₁ − L₂)/L₁ from the lengths L₁ ≥ L₂ of its two longest responses (how
+much longer the one it prefers is), so a project on the baseline can still be calibrated by confidence. A draw by
+confidence has only the items with a confidence as its population (π = 0 for the others, which it never draws).
 """
 
 from __future__ import annotations
@@ -27,11 +30,12 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
+from django.db.models.functions import Length
 
 from aggregation import sampling
 from aggregation.models import ItemAggregate, Provenance
 from annotation.models import Assignment, LabelRequest
-from projects.models import TIE, Membership, Project, Suggestion, SuggestionValue
+from projects.models import TIE, Membership, Project, Response, Suggestion, SuggestionValue
 
 MAX_LABELS_PER_ITEM = 10
 MAX_REQUESTS = 100_000
@@ -64,17 +68,34 @@ def request_population(*, project: Project, kind: str) -> Population:
         suggestions = suggestions.filter(item_id__in=handed.values("item_id"))
     elif kind == LabelRequest.Kind.VERIFICATION:
         suggestions = suggestions.filter(item__is_blind=False)
-    rows = list(suggestions.order_by("item_id").values_list("item_id", "item__external_id", "preferred_position"))
+    rows = list(
+        suggestions.order_by("item_id").values_list("item_id", "item__external_id", "preferred_position", "source")
+    )
     values: dict[int, dict[int, tuple[int, int]]] = {}
     for item_id, position, mu, nu in SuggestionValue.objects.filter(
         suggestion__item_id__in=[row[0] for row in rows]
     ).values_list("suggestion__item_id", "response__position", "mu", "nu"):
         values.setdefault(item_id, {})[position] = (mu, nu)
+    lengths: dict[int, list[int]] = {}
+    baseline = [row[0] for row in rows if row[3] == Suggestion.Source.BASELINE and row[0] not in values]
+    for item_id, length in (
+        Response.objects.filter(item_id__in=baseline).annotate(n=Length("text")).values_list("item_id", "n")
+    ):
+        lengths.setdefault(item_id, []).append(int(length))
+
+    def confidence(row: tuple[Any, ...]) -> float | None:
+        if row[0] in values:
+            return suggestion_confidence(row[2], values[row[0]])
+        ranked = sorted(lengths.get(row[0], []), reverse=True)
+        if row[2] in (None, TIE) or len(ranked) < 2 or ranked[0] == 0:
+            return None
+        return 0.5 + 0.5 * (ranked[0] - ranked[1]) / ranked[0]
+
     return Population(
         item_ids=[row[0] for row in rows],
         external_ids=[row[1] for row in rows],
         machine=[TIE if row[2] is None else int(row[2]) for row in rows],
-        confidence=[suggestion_confidence(row[2], values.get(row[0], {})) for row in rows],
+        confidence=[confidence(row) for row in rows],
     )
 
 

@@ -202,3 +202,20 @@ def test_rubber_stamp_signals_flag_fast_accepts() -> None:
     assert careful["flagged"] is False
     # About ten words of prompt and answers: a quarter of a second is too fast, a minute is not.
     assert 200 < reading_time_ms(10) < 60_000
+
+
+def test_the_length_baseline_states_a_confidence_for_calibration() -> None:
+    from projects.models import Response, Suggestion
+    from suggestions.requests import request_population
+    from suggestions.services import longest_response_suggestions
+
+    project, _ = _project(n_items=4)
+    Suggestion.objects.filter(item__project=project).delete()
+    items = list(project.items.order_by("pk"))
+    Response.objects.filter(item=items[0], position=0).update(text="x" * 100)
+    Response.objects.filter(item=items[0], position=1).update(text="x" * 25)
+    longest_response_suggestions(project=project)
+    population = request_population(project=project, kind="calibration")
+    assert population.confidence[0] == pytest.approx(0.5 + 0.5 * 75 / 100)
+    draw = label_requests_draw(project=project, kind="calibration", size=4, labels_per_item=1, by_confidence=True)
+    assert draw.items_drawn >= 1
