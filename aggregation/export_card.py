@@ -5,9 +5,8 @@ Served by ``GET /api/projects/{id}/export/card/`` (text/markdown), written as ``
 without saying where its labels came from. Reads stored figures and a few counts: a fixed number of queries.
 
 Provenance counts: human labels split by whether a machine answer had been shown to their author before or after
-they saved (``Annotation.suggestion_shown``), model labels by the provenance of the item aggregate. No item carries
-``model_certified`` yet: certification is reported as a decision, and the lead hands off on it; the row stays so the
-card's layout does not change when it does.
+they saved (``Annotation.suggestion_shown``), model labels by the provenance of the item aggregate: ``model_handoff``
+items count as ``model_certified`` when the standing handoff was made on certification (its stored basis).
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ def export_card_facts(*, project: Project, options: ExportOptions) -> CardFacts:
     model = ItemAggregate.objects.filter(project=project, provenance=Provenance.MODEL_HANDOFF).count()
     aggregate = ProjectAggregate.objects.filter(project=project).only("suggestions", "labeling").first()
     stored: dict[str, Any] = (aggregate.suggestions if aggregate else None) or {}
+    certified = (stored.get("handoff") or {}).get("basis") == "certification"
     labeling: dict[str, Any] = (aggregate.labeling if aggregate else None) or {}
     human_human = stored.get("human_human") or {}
     calibration = labeling.get("calibration") or {}
@@ -45,7 +45,12 @@ def export_card_facts(*, project: Project, options: ExportOptions) -> CardFacts:
         files=[export_filename(project=project, options=options)],
         export_format=options.format,
         generated_at=timezone.now().isoformat(timespec="seconds"),
-        provenance={"human_blind": total - shown, "human_shown": shown, "model_handoff": model, "model_certified": 0},
+        provenance={
+            "human_blind": total - shown,
+            "human_shown": shown,
+            "model_handoff": 0 if certified else model,
+            "model_certified": model if certified else 0,
+        },
         labels=total,
         labels_with_suggestion_shown=shown,
         blind_agreement=(stored.get("blind") or {}).get("agreement"),

@@ -76,13 +76,24 @@ class HandoffDecisionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class HandoffRequestSerializer(serializers.Serializer):
+    basis = serializers.ChoiceField(choices=["blind_agreement", "certification"], default="blind_agreement")
+
+
 class HandoffApi(APIView):
     """POST hands the remaining items to the LLM when the project's rule allows it; DELETE undoes it."""
 
-    @extend_schema(request=None, responses={201: HandoffDecisionSerializer})
+    @extend_schema(
+        request=HandoffRequestSerializer,
+        responses={201: HandoffDecisionSerializer},
+        description='basis "blind_agreement" (the project\'s rule, the default) or "certification" (the lower bound '
+        "of the model's accuracy from certification requests ≥ the threshold).",
+    )
     def post(self, request: Request, project_id: int) -> Response:
         project = project_get_for_lead(user=request.user, project_id=project_id)
-        decision = handoff_apply(project=project, user=cast(User, request.user))
+        data = HandoffRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        decision = handoff_apply(project=project, user=cast(User, request.user), basis=data.validated_data["basis"])
         return Response(HandoffDecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: HandoffDecisionSerializer})

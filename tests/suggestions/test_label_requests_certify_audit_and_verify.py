@@ -219,3 +219,26 @@ def test_the_length_baseline_states_a_confidence_for_calibration() -> None:
     assert population.confidence[0] == pytest.approx(0.5 + 0.5 * 75 / 100)
     draw = label_requests_draw(project=project, kind="calibration", size=4, labels_per_item=1, by_confidence=True)
     assert draw.items_drawn >= 1
+
+
+def test_a_handoff_on_certification_needs_it_and_the_card_counts_certified_items() -> None:
+    from django.core.exceptions import ValidationError
+
+    from aggregation.export import ExportOptions
+    from aggregation.export_card import export_card_facts
+
+    project, _ = _project(n_items=40, overlap=3, handoff_agreement_threshold=0.7)
+    with pytest.raises(ValidationError, match="Not certified"):
+        handoff_apply(project=project, basis="certification")
+    label_requests_draw(project=project, kind="certification", size=30, labels_per_item=1)
+    _answer(project, "certification", lambda item: 0)  # the people agree with the model on every drawn item
+    decision = handoff_apply(project=project, basis="certification")
+    assert decision.action == HandoffDecision.Action.HANDED_OFF
+    assert decision.figures["basis"] == "certification"
+    labeling_figures_recompute(project_id=project.pk)
+    from suggestions.handoff import handoff_evaluate
+
+    handoff_evaluate(project_id=project.pk)
+    facts = export_card_facts(project=project, options=ExportOptions(format="dpo"))
+    assert facts.provenance["model_certified"] > 0
+    assert facts.provenance["model_handoff"] == 0
