@@ -9,6 +9,7 @@ import hashlib
 import random
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from projects.models import PERMILLE, TIE
 
@@ -125,3 +126,21 @@ def rationale_for_viewer(text: str, labels: Mapping[int, str]) -> str:
         return match.group(1) + match.group(2) + _NUMBER.sub(one, match.group(3))
 
     return _RESPONSE_NAMES.sub(rename, text)
+
+
+def preferred_of_judgment(
+    *,
+    project: Any,
+    criteria: Sequence[Any],
+    cleaned: Mapping[tuple[int, str], tuple[int, int]],
+    choice: int | None,
+    point: int | None,
+) -> int:
+    """The stored position a judgment being saved prefers (TIE for none), as the saved annotation would be read:
+    the binary choice, the Likert point's side, or the criterion-weighted IFS scores within the tie tolerance."""
+    if project.mode == "binary":
+        return choice if choice is not None else TIE
+    if project.mode == "likert":
+        return preferred_from_likert(point or 0, project.likert_points)
+    values = [{"response": p, "criterion": n, "mu": mu, "nu": nu} for (p, n), (mu, nu) in cleaned.items()]
+    return preferred_from_values(values, {c.name: c.weight for c in criteria}, project.tie_tolerance)

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Prefetch, Q, Sum
+from django.db.models import Count, Exists, F, IntegerField, Prefetch, Q, Sum
 from django.db.models.functions import Least
 from markdown_it import MarkdownIt
 
 from annotation import judgment
-from annotation.models import Annotation, Assignment, LabelRequest, SuggestionExposure
+from annotation.models import Annotation, Assignment, SuggestionExposure
+from annotation.request_selectors import requests_verifying, requests_withholding
 from projects.models import TIE, Criterion, Item, Membership, Project, Response, Suggestion, SuggestionValue
 from projects.selectors import item_responses, project_criteria
 
@@ -81,22 +82,9 @@ def suggestion_visible_for(
             return None
     elif purpose == PURPOSE_RESOLUTION:
         return None
-    blind_kinds = list(LabelRequest.BLIND_KINDS)
-    if project.verify_visibility == Project.VerifyVisibility.BLIND:
-        blind_kinds.append(LabelRequest.Kind.VERIFICATION)
-    held_blind = LabelRequest.objects.filter(
-        item=OuterRef("item"),
-        annotator_id=annotator.pk,
-        kind__in=blind_kinds,
-        status__in=[LabelRequest.Status.OPEN, LabelRequest.Status.ANSWERED],
-    )
-    verifying = LabelRequest.objects.filter(
-        item=OuterRef("item"),
-        annotator_id=annotator.pk,
-        kind=LabelRequest.Kind.VERIFICATION,
-        status=LabelRequest.Status.OPEN,
-    )
+    held_blind = requests_withholding(project=project, annotator_id=annotator.pk)
     # ``verifying``: the person holds an open verification request for the item (the page pre-fills its answer).
+    verifying = requests_verifying(annotator_id=annotator.pk)
     suggestions = (
         Suggestion.objects.filter(item=item, status=Suggestion.Status.OK)
         .exclude(Exists(held_blind))

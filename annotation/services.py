@@ -29,6 +29,7 @@ from annotation.models import (
     ResolutionChoice,
     SuggestionExposure,
 )
+from annotation.request_selectors import requests_to_serve
 from annotation.selectors import PURPOSE_ACCEPT, PURPOSE_PAGE, PURPOSE_RESOLUTION, suggestion_visible_for
 from config import events
 from projects.models import PERMILLE, TIE, Criterion, Item, Membership, Project, Response, Suggestion
@@ -270,21 +271,10 @@ def _claim_next(
             return found
     # Nothing ordinary left (or handed off to the model, where only audit requests are served): the person's open
     # label requests, if any.
-    next_item = _next_request_items(project=project, annotator_id=int(annotator.pk)).first()
+    next_item = requests_to_serve(project=project, annotator_id=int(annotator.pk)).first()
     if next_item is None:
         return None
     return _request_serve(project=project, annotator=annotator, item_id=next_item, now=now)
-
-
-def _next_request_items(*, project: Project, annotator_id: int) -> QuerySet[Any]:
-    """Item ids of this person's open label requests not yet in their queue, oldest first (``.values`` query)."""
-    in_queue = Assignment.objects.filter(item=OuterRef("item"), annotator_id=annotator_id)
-    return (
-        LabelRequest.objects.filter(project=project, annotator_id=annotator_id, status=LabelRequest.Status.OPEN)
-        .filter(~Exists(in_queue))
-        .order_by("created_at", "pk")
-        .values_list("item_id", flat=True)
-    )
 
 
 def _request_serve(*, project: Project, annotator: AbstractBaseUser, item_id: int, now: datetime) -> Assignment | None:
@@ -445,23 +435,6 @@ def _clamp_time(*, time_spent_ms: Any, assignment: Assignment | None, now: datet
     return max(0, min(spent, ceiling))
 
 
-def _preferred_of(
-    *,
-    project: Project,
-    criteria: Sequence[Criterion],
-    cleaned: Mapping[tuple[int, str], tuple[int, int]],
-    choice: int | None,
-    point: int | None,
-) -> int:
-    """The stored position a judgment being saved prefers (TIE for none), as annotation_payload_preferred reads it."""
-    if project.mode == Project.Mode.BINARY:
-        return choice if choice is not None else TIE
-    if project.mode == Project.Mode.LIKERT:
-        return judgment.preferred_from_likert(point or 0, project.likert_points)
-    values = [{"response": p, "criterion": n, "mu": mu, "nu": nu} for (p, n), (mu, nu) in cleaned.items()]
-    return judgment.preferred_from_values(values, {c.name: c.weight for c in criteria}, project.tie_tolerance)
-
-
 def check_client_token(client_token: Any) -> str | None:
     if client_token in (None, ""):
         return None
@@ -520,7 +493,7 @@ def _annotation_save(
             accept_exposed=Exists(exposures.filter(kind=SuggestionExposure.Kind.ACCEPT)),
             labelled=Exists(Annotation.objects.filter(item=item, annotator_id=annotator.pk)),
             open_request=Exists(open_requests),
-            next_request_item=Subquery(_next_request_items(project=project, annotator_id=int(annotator.pk))[:1]),
+            next_request_item=Subquery(requests_to_serve(project=project, annotator_id=int(annotator.pk))[:1]),
         ),
         skip_locked=False,
     )
@@ -624,7 +597,7 @@ def _annotation_save(
         open_requests.update(
             status=LabelRequest.Status.ANSWERED,
             answered_at=now,
-            final_preferred=_preferred_of(
+            final_preferred=judgment.preferred_of_judgment(
                 project=project, criteria=criteria, cleaned=cleaned, choice=choice, point=point
             ),
         )
