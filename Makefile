@@ -12,8 +12,10 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	annotation/label_formats.py client/penumbra_client/client.py client/penumbra_client/errors.py \
 	annotation/label_import.py annotation/judgment.py annotation/import_tasks.py \
 	aggregation/ifs.py aggregation/agreement.py aggregation/intervals.py aggregation/weights.py aggregation/comparisons.py \
+	aggregation/sampling.py aggregation/accuracy.py aggregation/certification.py aggregation/dataset_card.py \
 	suggestions/llm.py suggestions/figures.py suggestions/handoff.py suggestions/receivers.py \
-	suggestions/models.py aggregation/cards.py \
+	suggestions/models.py aggregation/cards.py suggestions/requests.py suggestions/certification.py \
+	suggestions/rubber_stamp.py annotation/resolution_services.py annotation/request_selectors.py aggregation/export_card.py \
 	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py \
 	annotation/note_services.py annotation/note_selectors.py

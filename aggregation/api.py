@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from aggregation.export import FORMATS, MAX_MIN_ANNOTATORS, PAIRS, TIES, ExportOptions, export_filename, export_lines
+from aggregation.export_card import export_card
 from aggregation.export_tasks import export_job_start
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
 from aggregation.selectors import Staleness, figures_staleness
@@ -74,6 +75,7 @@ def stats_for(aggregate: ProjectAggregate | None, staleness: Staleness | None = 
         "human_human": {side: _figure((suggestions.get("human_human") or {}).get(side)) for side in ("blind", "shown")},
         "handoff": suggestions.get("handoff") or {},
         "progress": aggregate.progress if aggregate else {},
+        "labeling": (aggregate.labeling if aggregate else None) or {},
         "computed_at": aggregate.computed_at if aggregate else None,
         "agreement_computed_at": aggregate.agreement_computed_at if aggregate else None,
         "suggestions_computed_at": aggregate.suggestions_computed_at if aggregate else None,
@@ -101,6 +103,13 @@ STATS = inline_serializer(
         "human_human": inline_serializer(name="HumanHumanFigures", fields={"blind": FIGURE, "shown": FIGURE}),
         "handoff": serializers.DictField(),
         "progress": serializers.DictField(),
+        "labeling": serializers.DictField(
+            help_text=(
+                "Figures from label requests: calibration per confidence bin, certification (Hájek estimate of the "
+                "model's accuracy with its interval, Horvitz-Thompson and gold beside it), audit state, and "
+                "verification keep/change rates (never used as accuracy). Each estimate has value, ci, items, labels."
+            )
+        ),
         "stale": serializers.BooleanField(
             help_text="The figures lag behind new labels or a settings change; a recomputation is under way."
         ),
@@ -266,6 +275,29 @@ class ExportApi(APIView):
         query = ExportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         return job_accepted(request, export_job_start(project=project, user=request.user, options=query.options()))
+
+
+class ExportCardApi(APIView):
+    """The dataset card (README.md, Hugging Face layout) of the export the same query would give."""
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
+        return super().perform_content_negotiation(request, force=True)
+
+    @extend_schema(
+        parameters=EXPORT_PARAMETERS,
+        responses={(200, "text/markdown"): OpenApiResponse(OpenApiTypes.STR, description="README.md")},
+        description="Counts by provenance, blind agreement, the anchoring gap, the human-human ceiling, "
+        "certification and audit results, and the share of labels given with a suggestion on screen. Leads only.",
+    )
+    def get(self, request: Request, project_id: int) -> HttpResponse:
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        query = ExportQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        response = HttpResponse(
+            export_card(project=project, options=query.options()), content_type="text/markdown; charset=utf-8"
+        )
+        response["Content-Disposition"] = 'inline; filename="README.md"'
+        return response
 
 
 class ExportDownloadApi(APIView):

@@ -15,6 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from aggregation.export import ExportOptions, check_export_options, export_count, export_filename, export_lines
+from aggregation.export_card import export_card
 from aggregation.selectors import figures_staleness
 from projects.jobs import Progress, job_enqueue_on_commit, job_output_write, job_run
 from projects.models import Job, Project
@@ -64,6 +65,7 @@ def export_job_run(*, job_id: int) -> None:
             "filename": export_filename(project=job.project, options=options),
             "stale": staleness.stale,
             "stale_reason": staleness.reason,
+            "card": export_card(project=job.project, options=options),
         }
 
     job_run(job_id=job_id, kinds=[Job.Kind.EXPORT], work=work)

@@ -15,7 +15,10 @@ from projects.models import Criterion, Membership, Project
 SETTINGS_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Project", ("name", "description", "guidelines")),
     ("Labelling", ("mode", "likert_points", "overlap", "tie_tolerance")),
-    ("Suggestions and the blind sample", ("suggestion_display", "blind_rate", "minimum_blind_sample")),
+    (
+        "Suggestions and the blind sample",
+        ("suggestion_display", "blind_rate", "minimum_blind_sample", "verify_visibility"),
+    ),
     (
         "Handoff to the LLM",
         ("handoff_rule", "handoff_trigger", "handoff_agreement_threshold", "handoff_minimum_blind_comparisons"),
@@ -44,6 +47,10 @@ class ProjectSettingsForm(forms.Form):
         widget=forms.NumberInput(attrs=_NUMBER), help_text="Share of items that never show their suggestion first."
     )
     minimum_blind_sample = forms.IntegerField()
+    verify_visibility = forms.ChoiceField(
+        choices=Project.VerifyVisibility.choices,
+        help_text="Fixed once verification requests have been answered.",
+    )
     handoff_rule = forms.ChoiceField(choices=Project.HandoffRule.choices)
     handoff_trigger = forms.ChoiceField(choices=Project.HandoffTrigger.choices)
     handoff_agreement_threshold = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER))

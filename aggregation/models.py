@@ -128,6 +128,8 @@ class ProjectAggregate(models.Model):
     project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="aggregate")
     agreement = models.JSONField(default=dict)
     suggestions = models.JSONField(default=dict)
+    # Calibration, certification, audit and verification figures from label requests (suggestions.certification).
+    labeling = models.JSONField(default=dict)
     plots = models.JSONField(default=dict)
     progress = models.JSONField(default=dict)
     source_updated_at = models.DateTimeField(null=True)

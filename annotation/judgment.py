@@ -9,6 +9,7 @@ import hashlib
 import random
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from projects.models import PERMILLE, TIE
 
@@ -29,6 +30,12 @@ def _uniform(text: str) -> float:
 def queue_offset(*, seed: int, annotator_id: int) -> float:
     """Where this annotator starts on the project's queue-key circle: random per annotator, reproducible."""
     return _uniform(f"queue-offset:{seed}:{annotator_id}")
+
+
+def request_turn(*, seed: int, annotator_id: int, item_id: int, share: float) -> bool:
+    """Whether the save of ``item_id`` is followed by one of this annotator's open label requests: a seeded coin
+    per (annotator, item), so requests come mixed among ordinary items at about ``share`` of them, reproducibly."""
+    return _uniform(f"request-turn:{seed}:{annotator_id}:{item_id}") < share
 
 
 def response_order_draw(*, seed: int, annotator_id: int, item_id: int, positions: Sequence[int]) -> list[int]:
@@ -119,3 +126,21 @@ def rationale_for_viewer(text: str, labels: Mapping[int, str]) -> str:
         return match.group(1) + match.group(2) + _NUMBER.sub(one, match.group(3))
 
     return _RESPONSE_NAMES.sub(rename, text)
+
+
+def preferred_of_judgment(
+    *,
+    project: Any,
+    criteria: Sequence[Any],
+    cleaned: Mapping[tuple[int, str], tuple[int, int]],
+    choice: int | None,
+    point: int | None,
+) -> int:
+    """The stored position a judgment being saved prefers (TIE for none), as the saved annotation would be read:
+    the binary choice, the Likert point's side, or the criterion-weighted IFS scores within the tie tolerance."""
+    if project.mode == "binary":
+        return choice if choice is not None else TIE
+    if project.mode == "likert":
+        return preferred_from_likert(point or 0, project.likert_points)
+    values = [{"response": p, "criterion": n, "mu": mu, "nu": nu} for (p, n), (mu, nu) in cleaned.items()]
+    return preferred_from_values(values, {c.name: c.weight for c in criteria}, project.tie_tolerance)

@@ -168,3 +168,92 @@ class ItemNote(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} on {self.item}"
+
+
+class LabelRequest(models.Model):
+    """A unit of work the labelling engine puts in one person's queue: label this item blind (calibration,
+    certification, audit) or keep or change the model's answer (verification).
+
+    Drawn by ``suggestions.requests`` (the draw and its ``inclusion_probability`` are recorded here, so the
+    estimators can weight the answer by 1/π); answered by the person's ordinary save of the item. The row lives on
+    the queue's floor because the queue serves it and ``annotation.selectors.suggestion_visible_for`` must see it:
+    while a person holds a calibration, certification or audit request for an item (and after they answer it),
+    nothing of the model's answer for that item reaches them.
+    """
+
+    class Kind(models.TextChoices):
+        CALIBRATION = "calibration", "Calibration"
+        CERTIFICATION = "certification", "Certification"
+        AUDIT = "audit", "Audit"
+        VERIFICATION = "verification", "Verification"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        ANSWERED = "answered", "Answered"
+        WITHDRAWN = "withdrawn", "Withdrawn"
+
+    #: Kinds whose answers are blind evidence about the model (drawn with a recorded inclusion probability).
+    BLIND_KINDS = (Kind.CALIBRATION, Kind.CERTIFICATION, Kind.AUDIT)
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="label_requests")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="label_requests")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="label_requests")
+    kind = models.CharField(max_length=13, choices=Kind.choices)
+    status = models.CharField(max_length=9, choices=Status.choices, default=Status.OPEN)
+    inclusion_probability = models.FloatField(
+        null=True, blank=True, help_text="π of the item in the draw; null for verification (not a random draw)."
+    )
+    stratum = models.SmallIntegerField(null=True, blank=True, help_text="Confidence bin of the draw, if stratified.")
+    confidence = models.FloatField(null=True, blank=True, help_text="The model's stated confidence for the item.")
+    draw = models.PositiveIntegerField(default=1, help_text="Which draw of this kind (1, 2, …).")
+    machine_preferred = models.SmallIntegerField(
+        null=True, blank=True, help_text="The model's answer (stored position, or -1 for a tie) when drawn."
+    )
+    prefilled = models.BooleanField(default=False, help_text="Verification: the model's answer was on screen.")
+    final_preferred = models.SmallIntegerField(null=True, blank=True, help_text="The person's answer when saved.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "item", "kind", "draw"], name="label_request_unique"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["calibration", "certification", "audit", "verification"]),
+                name="label_request_kind_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["open", "answered", "withdrawn"]), name="label_request_status"
+            ),
+            # A drawn request carries its probability; a verification request has none (it is not evidence).
+            models.CheckConstraint(
+                condition=(
+                    Q(kind="verification", inclusion_probability__isnull=True)
+                    | (~Q(kind="verification") & Q(inclusion_probability__gt=0) & Q(inclusion_probability__lte=1))
+                ),
+                name="label_request_probability",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="answered", answered_at__isnull=False) | ~Q(status="answered"),
+                name="label_request_answered_at",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["project", "annotator", "status", "created_at"], name="label_request_queue_idx"),
+            models.Index(fields=["item", "annotator"], name="label_request_item_idx"),
+            models.Index(fields=["project", "kind", "status"], name="label_request_kind_idx"),
+        ]
+
+
+class ResolutionChoice(models.Model):
+    """What a person did on the after-label resolution step, where the model's different label was shown beside
+    theirs: kept their label ("Keep my label") or changed it (a resolution save). Recorded as an event each time, so
+    the keep rate of the resolution step exists as it does for verification requests."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="resolution_choices")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="resolution_choices")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kept = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "created_at"], name="resolution_choice_project_idx")]

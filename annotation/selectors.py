@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, IntegerField, Prefetch, Q, Sum
+from django.db.models import Count, Exists, F, IntegerField, Prefetch, Q, Sum
 from django.db.models.functions import Least
 from markdown_it import MarkdownIt
 
 from annotation import judgment
 from annotation.models import Annotation, Assignment, SuggestionExposure
+from annotation.request_selectors import requests_verifying, requests_withholding
 from projects.models import TIE, Criterion, Item, Membership, Project, Response, Suggestion, SuggestionValue
 from projects.selectors import item_responses, project_criteria
 
@@ -62,6 +63,10 @@ def suggestion_visible_for(
       for its annotators); other items behave as before_label.
     - before_label: with the item and through Accept; there is no resolution step.
     - after_label: never before the annotator's own save; afterwards only on the resolution step.
+    - A calibration, certification or audit request (``LabelRequest``) held or answered by this annotator for this
+      item withholds it for every purpose, in every display mode: their label is blind evidence about the model.
+      Folded into the one suggestion query, so the check costs no statement. With ``verify_visibility: blind`` a
+      verification request withholds it the same way (its answer is then a blind label like any other).
     """
     if item.project_id != project.pk:
         return None
@@ -77,7 +82,14 @@ def suggestion_visible_for(
             return None
     elif purpose == PURPOSE_RESOLUTION:
         return None
-    suggestions = Suggestion.objects.filter(item=item, status=Suggestion.Status.OK)
+    held_blind = requests_withholding(project=project, annotator_id=annotator.pk)
+    # ``verifying``: the person holds an open verification request for the item (the page pre-fills its answer).
+    verifying = requests_verifying(annotator_id=annotator.pk)
+    suggestions = (
+        Suggestion.objects.filter(item=item, status=Suggestion.Status.OK)
+        .exclude(Exists(held_blind))
+        .annotate(verifying=Exists(verifying))
+    )
     if with_values:
         suggestions = suggestions.prefetch_related(
             Prefetch("values", queryset=SuggestionValue.objects.select_related("response"))
@@ -255,7 +267,9 @@ def annotation_page_context(
 
     stored = _values_from_annotation(annotation)
     prefilled: dict[tuple[int, int], tuple[int, int]] = {}
-    if accept_values and suggestion is not None:
+    # A verification request shows the model's answer filled in, to keep (save as is) or change.
+    verifying = bool(getattr(suggestion, "verifying", False)) and annotation is None and stage == "label"
+    if (accept_values or verifying) and suggestion is not None:
         prefilled = suggestion_prefilled_values(suggestion=suggestion, responses=responses, criteria=criteria)
 
     displayed: list[DisplayedResponse] = []
@@ -286,7 +300,7 @@ def annotation_page_context(
     if posted is not None:
         binary_choice = posted.get("binary_choice", binary_choice)
         likert_value = posted.get("likert_value", likert_value)
-    if accept_values and suggestion is not None:
+    if suggestion is not None and (accept_values or (verifying and posted is None)):
         binary_choice = suggestion.preferred_position
         likert_value = judgment.likert_for_preferred(suggestion.preferred_position or TIE, project.likert_points)
 
@@ -339,6 +353,7 @@ def annotation_page_context(
         "likert_scale": likert_scale,
         "suggestion": shown,
         "stage": stage,
+        "verifying": verifying,
         "own_label": own_label,
         "accepted": accepted,
         "errors": errors,

@@ -20,7 +20,16 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import judgment
-from annotation.models import Annotation, AnnotationRevision, Assignment, JudgmentValue, SuggestionExposure
+from annotation.models import (
+    Annotation,
+    AnnotationRevision,
+    Assignment,
+    JudgmentValue,
+    LabelRequest,
+    ResolutionChoice,
+    SuggestionExposure,
+)
+from annotation.request_selectors import requests_to_serve
 from annotation.selectors import PURPOSE_ACCEPT, PURPOSE_PAGE, PURPOSE_RESOLUTION, suggestion_visible_for
 from config import events
 from projects.models import PERMILLE, TIE, Criterion, Item, Membership, Project, Response, Suggestion
@@ -34,6 +43,9 @@ CLAIM_TIME_SLACK_MS = 60 * 1000
 REVISION_REASONS = ("save", "resolution", "api", "import")
 SOURCES = ("page", "api", "import")
 SKIP_REASON_MAX = 300
+#: About one saved item in four is followed by one of the person's open label requests (when they have one), so the
+#: requests come mixed among ordinary items and look like them; the rest are served when nothing else is left.
+REQUEST_SHARE = 0.25
 _WHOLE_NUMBER = re.compile(r"-?\d+")
 
 
@@ -244,15 +256,36 @@ def _claim_next(
     *, project: Project, annotator: AbstractBaseUser, exclude_item_ids: Sequence[int], in_transaction: bool
 ) -> Assignment | None:
     check_annotator(project=project, annotator=annotator)
-    if project.phase != Project.Phase.COLLECTING:  # handed off to the LLM or closed: nothing to serve
+    if project.phase == Project.Phase.CLOSED:
         return None
     now = timezone.now()
     own = _own_claim_extend(project=project, annotator=annotator, now=now)
     if own is not None:
         return own
-    # Inside a caller's transaction the scan needs no block of its own (a savepoint would only add two statements).
-    claim = _claim_new_in_transaction if in_transaction else _claim_new
-    return claim(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
+    if project.phase == Project.Phase.COLLECTING:
+        # Inside a caller's transaction the scan needs no block of its own (a savepoint would only add two
+        # statements).
+        claim = _claim_new_in_transaction if in_transaction else _claim_new
+        found = claim(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
+        if found is not None:
+            return found
+    # Nothing ordinary left (or handed off to the model, where only audit requests are served): the person's open
+    # label requests, if any.
+    next_item = requests_to_serve(project=project, annotator_id=int(annotator.pk)).first()
+    if next_item is None:
+        return None
+    return _request_serve(project=project, annotator=annotator, item_id=next_item, now=now)
+
+
+def _request_serve(*, project: Project, annotator: AbstractBaseUser, item_id: int, now: datetime) -> Assignment | None:
+    """Put the item of an open label request in the person's queue as their live claim (the next item they get).
+    A request item bypasses the overlap: its label is wanted from this person whatever others gave."""
+    item = item_with_responses(project=project, item_id=item_id)
+    if item is None:
+        return None
+    assignment = _new_assignment(project=project, item=item, annotator=annotator, now=now)
+    assignment.item = item
+    return assignment
 
 
 def _own_claim_extend(*, project: Project, annotator: AbstractBaseUser, now: datetime) -> Assignment | None:
@@ -452,12 +485,15 @@ def _annotation_save(
     now = timezone.now()
     # The assignment row serialises saves of one annotator × item (double clicks, retries, two tabs).
     exposures = SuggestionExposure.objects.filter(item=item, annotator_id=annotator.pk)
+    open_requests = LabelRequest.objects.filter(item=item, annotator_id=annotator.pk, status=LabelRequest.Status.OPEN)
     # Whether the suggestion was shown (or accepted) comes with the locked row, in one statement.
     own_assignment = _lock(
         Assignment.objects.filter(item=item, annotator_id=annotator.pk).annotate(
             exposed=Exists(exposures),
             accept_exposed=Exists(exposures.filter(kind=SuggestionExposure.Kind.ACCEPT)),
             labelled=Exists(Annotation.objects.filter(item=item, annotator_id=annotator.pk)),
+            open_request=Exists(open_requests),
+            next_request_item=Subquery(requests_to_serve(project=project, annotator_id=int(annotator.pk))[:1]),
         ),
         skip_locked=False,
     )
@@ -476,7 +512,12 @@ def _annotation_save(
         live_claim = (
             assignment is not None and assignment.status == Assignment.Status.CLAIMED and assignment.expires_at > now
         )
-        if not live_claim and not _has_room(project=project, item=item, annotator_id=int(annotator.pk), now=now):
+        requested = bool(assignment.open_request) if assignment is not None else open_requests.exists()
+        if (
+            not live_claim
+            and not requested
+            and not _has_room(project=project, item=item, annotator_id=int(annotator.pk), now=now)
+        ):
             raise ValidationError(
                 {
                     "__all__": "Your claim on this item expired and it now has all the labels it needs. Nothing was "
@@ -545,10 +586,30 @@ def _annotation_save(
         client_token=token,
         reason=reason,
     )
+    if reason == "resolution":  # a change on the resolution step; "Keep my label" is recorded by its own view
+        ResolutionChoice.objects.create(project=project, item=item, annotator_id=annotator.pk, kept=False)
     if assignment.status != Assignment.Status.DONE:
         assignment.status = Assignment.Status.DONE
         assignment.expires_at = now
         assignment.save(update_fields=["status", "expires_at", "updated_at"])
+    if assignment.open_request if hasattr(assignment, "open_request") else open_requests.exists():
+        # The save answers the person's request for this item (one statement, only on request items).
+        open_requests.update(
+            status=LabelRequest.Status.ANSWERED,
+            answered_at=now,
+            final_preferred=judgment.preferred_of_judgment(
+                project=project, criteria=criteria, cleaned=cleaned, choice=choice, point=point
+            ),
+        )
+    next_request_item = getattr(assignment, "next_request_item", None)
+    if (
+        next_request_item is not None
+        and next_request_item != item.pk
+        and judgment.request_turn(
+            seed=project.seed, annotator_id=int(annotator.pk), item_id=item.pk, share=REQUEST_SHARE
+        )
+    ):
+        _request_serve(project=project, annotator=annotator, item_id=next_request_item, now=now)
     if first_save:
         Item.objects.filter(pk=item.pk).update(annotation_count=F("annotation_count") + 1)
         if project.labelling_started_at is None:

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from annotation import selectors, services, study_views
+from annotation import resolution_services, selectors, services, study_views
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
 from projects.models import Item, Project
@@ -206,6 +206,21 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     if not request.htmx:
         return redirect("annotate_next", project_id=project.pk)
     return _next(request, project, notice="Skipped.")
+
+
+@login_required
+@require_POST
+def annotate_keep(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
+    """ "Keep my label" on the resolution step: recorded, then the next item."""
+    project = project_get_for_annotator(user=request.user, project_id=project_id)
+    item = item_get_for_user(user=request.user, project=project, item_id=item_id)
+    try:
+        resolution_services.resolution_keep(project=project, item=item, annotator=request.user)
+    except ValidationError as error:
+        raise Http404("No resolution step for this item.") from error
+    if not request.htmx:
+        return redirect("annotate_next", project_id=project.pk)
+    return _next(request, project, notice="Your label is kept.")
 
 
 @login_required

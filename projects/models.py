@@ -28,6 +28,10 @@ class Project(models.Model):
         AFTER_LABEL = "after_label", "After labelling (resolution step)"
         BLIND_SAMPLE = "blind_sample", "Blind sample, shown elsewhere"
 
+    class VerifyVisibility(models.TextChoices):
+        SHOWN = "shown", "Shown: keep or change the model's answer"
+        BLIND = "blind", "Blind: label without the model's answer"
+
     class Operator(models.TextChoices):
         WEIGHTED_MEAN = "weighted_mean", "Weighted mean"
         IFWA = "ifwa", "IFWA (Xu 2007)"
@@ -58,6 +62,12 @@ class Project(models.Model):
 
     suggestion_display = models.CharField(
         max_length=14, choices=SuggestionDisplay.choices, default=SuggestionDisplay.BLIND_SAMPLE
+    )
+    verify_visibility = models.CharField(
+        max_length=5,
+        choices=VerifyVisibility.choices,
+        default=VerifyVisibility.SHOWN,
+        help_text="Verification requests with the model's answer on screen, or blind (then counted as blind labels).",
     )
     blind_rate = models.FloatField(default=0.2)
     minimum_blind_sample = models.PositiveIntegerField(default=20)

@@ -31,6 +31,7 @@ EDITABLE_SETTINGS = (
     "likert_points",
     "overlap",
     "suggestion_display",
+    "verify_visibility",
     "blind_rate",
     "minimum_blind_sample",
     "tie_tolerance",
@@ -114,6 +115,7 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
     choice_fields = {
         "mode": Project.Mode,
         "suggestion_display": Project.SuggestionDisplay,
+        "verify_visibility": Project.VerifyVisibility,
         "handoff_rule": Project.HandoffRule,
         "handoff_trigger": Project.HandoffTrigger,
         "aggregation_operator": Project.Operator,
@@ -174,6 +176,17 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
             errors["minimum_blind_sample"] = "Labelling has started: the blind sample of existing items is fixed."
         if "mode" in changes and changes["mode"] != project.mode:
             errors["mode"] = "Labelling has started: the mode cannot change (create a new project to compare modes)."
+    if (
+        project.pk
+        and "verify_visibility" in changes
+        and changes["verify_visibility"] != project.verify_visibility
+        # Read through the reverse relation: the requests live in annotation, a floor above this one.
+        and project.label_requests.filter(kind="verification", status="answered").exists()
+    ):
+        errors["verify_visibility"] = (
+            "Verification requests have been answered: whether they showed the model's answer is fixed, or the "
+            "answers given before and after would mean different things."
+        )
     if errors:
         raise ValidationError(errors)
 

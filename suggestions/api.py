@@ -14,11 +14,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.models import LabelRequest
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
 from projects.models import Suggestion, SuggestionValue
 from projects.selectors import project_get_for_lead
 from suggestions.handoff import handoff_apply, handoff_undo
 from suggestions.models import HandoffDecision
+from suggestions.requests import label_requests_draw
 from suggestions.services import suggestion_job_start
 
 
@@ -74,13 +76,24 @@ class HandoffDecisionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class HandoffRequestSerializer(serializers.Serializer):
+    basis = serializers.ChoiceField(choices=["blind_agreement", "certification"], default="blind_agreement")
+
+
 class HandoffApi(APIView):
     """POST hands the remaining items to the LLM when the project's rule allows it; DELETE undoes it."""
 
-    @extend_schema(request=None, responses={201: HandoffDecisionSerializer})
+    @extend_schema(
+        request=HandoffRequestSerializer,
+        responses={201: HandoffDecisionSerializer},
+        description='basis "blind_agreement" (the project\'s rule, the default) or "certification" (the lower bound '
+        "of the model's accuracy from certification requests ≥ the threshold).",
+    )
     def post(self, request: Request, project_id: int) -> Response:
         project = project_get_for_lead(user=request.user, project_id=project_id)
-        decision = handoff_apply(project=project, user=cast(User, request.user))
+        data = HandoffRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        decision = handoff_apply(project=project, user=cast(User, request.user), basis=data.validated_data["basis"])
         return Response(HandoffDecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: HandoffDecisionSerializer})
@@ -112,3 +125,37 @@ class SuggestionGenerateApi(APIView):
             overwrite=data.validated_data["overwrite"],
         )
         return job_accepted(request, job)
+
+
+class LabelRequestDrawSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=LabelRequest.Kind.choices)
+    size = serializers.IntegerField(required=False, allow_null=True, help_text="Items to draw (not for audit).")
+    rate = serializers.FloatField(required=False, allow_null=True, help_text="Audit: share of handed-off items.")
+    labels_per_item = serializers.IntegerField(default=2)
+    by_confidence = serializers.BooleanField(default=False)
+
+
+class LabelRequestDrawResultSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    draw = serializers.IntegerField()
+    population = serializers.IntegerField()
+    items_drawn = serializers.IntegerField()
+    requests = serializers.IntegerField()
+    items_unstaffed = serializers.IntegerField()
+
+
+class LabelRequestApi(APIView):
+    @extend_schema(
+        request=LabelRequestDrawSerializer,
+        responses={201: LabelRequestDrawResultSerializer},
+        description=(
+            "Draw calibration, certification, audit or verification requests into annotators' queues, reproducibly "
+            "from the project seed, each with its inclusion probability. Leads only."
+        ),
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, project_id=project_id)
+        data = LabelRequestDrawSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = label_requests_draw(project=project, user=cast(User, request.user), **data.validated_data)
+        return Response(result.as_dict(), status=status.HTTP_201_CREATED)

@@ -10,4 +10,5 @@ urlpatterns = [
         name="api-suggestions-generate",
     ),
     path("projects/<int:project_id>/handoff/", api.HandoffApi.as_view(), name="api-handoff"),
+    path("projects/<int:project_id>/requests/", api.LabelRequestApi.as_view(), name="api-label-requests"),
 ]

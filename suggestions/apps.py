@@ -9,9 +9,12 @@ class SuggestionsConfig(AppConfig):
         # Imported here, not at the top: the receivers load models, which the app registry allows only now.
         from aggregation.cards import dashboard_card_register
         from suggestions import receivers
-        from suggestions.selectors import suggestion_card_context
+        from suggestions.selectors import labeling_card_context, suggestion_card_context
 
         receivers.connect()
         dashboard_card_register(
             name="suggestions", template="suggestions/partials/card.html", context=suggestion_card_context
+        )
+        dashboard_card_register(
+            name="labeling", template="suggestions/partials/labeling_card.html", context=labeling_card_context
         )

@@ -34,6 +34,7 @@ from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, Resp
 from aggregation.services import ItemFigures, Judgments, item_figures_compute
 from config import events
 from projects.models import PERMILLE, TIE, Item, Project, Response, Suggestion
+from suggestions.certification import labeling_figures
 from suggestions.figures import comparisons_load
 from suggestions.models import HandoffDecision
 
@@ -43,6 +44,9 @@ from suggestions.models import HandoffDecision
 DEFAULT_PREFERRED = (0.75, 0.05)
 DEFAULT_OTHER = (0.05, 0.75)
 DEFAULT_TIE = (0.4, 0.4)
+
+
+HANDOFF_BASES = ("blind_agreement", "certification")
 
 
 def _rule_text(project: Project) -> str:
@@ -104,6 +108,14 @@ def handoff_evaluate(*, project_id: int) -> dict[str, Any] | None:
     aggregate = ProjectAggregate.objects.filter(project=project).first()
     blind = ((aggregate.suggestions if aggregate else {}) or {}).get("blind", {}).get("agreement")
     evaluation = _fresh_evaluation(project) if blind is None else handoff_evaluation(project=project, blind=blind)
+    if project.phase == Project.Phase.HANDED_OFF:
+        # Which basis the standing handoff had (blind agreement or certification): the dataset card reads it.
+        made = (
+            HandoffDecision.objects.filter(project=project, action=HandoffDecision.Action.HANDED_OFF)
+            .values_list("figures", flat=True)
+            .first()
+        )
+        evaluation["basis"] = (made or {}).get("basis", "blind_agreement")
     _store_evaluation(project, evaluation)
 
     last_state = (
@@ -127,7 +139,7 @@ def handoff_evaluate(*, project_id: int) -> dict[str, Any] | None:
         evaluation["eligible"]
         and project.handoff_trigger == Project.HandoffTrigger.AUTOMATIC
         and project.phase == Project.Phase.COLLECTING
-        and latest != HandoffDecision.Action.UNDONE
+        and latest not in (HandoffDecision.Action.UNDONE, HandoffDecision.Action.SUSPENDED)
     ):
         try:
             handoff_apply(project=project, user=None)
@@ -261,12 +273,26 @@ def handoff_preview(*, project: Project) -> HandoffPreview:
 
 
 @transaction.atomic
-def handoff_apply(*, project: Project, user: User | None = None) -> HandoffDecision:
-    """Hand the items still short of their overlap, with an ok suggestion, to the LLM and stop serving items."""
+def handoff_apply(*, project: Project, user: User | None = None, basis: str = "blind_agreement") -> HandoffDecision:
+    """Hand the items still short of their overlap, with an ok suggestion, to the LLM and stop serving items.
+
+    ``basis``: the project's rule on blind agreement (``blind_agreement``), or the certification of the model's
+    accuracy from certification requests (``certification``: its lower bound ≥ the threshold, recomputed now).
+    Either way the items get provenance ``model_handoff`` (undo and the audit treat them alike); the decision and
+    the stored evaluation say which basis it was, and the dataset card counts them as certified.
+    """
+    if basis not in HANDOFF_BASES:
+        raise ValidationError({"basis": f"Expected one of {', '.join(HANDOFF_BASES)}."})
     project = Project.objects.select_for_update().get(pk=project.pk)
     if project.phase != Project.Phase.COLLECTING:
         raise ValidationError({"phase": f"The project is {project.get_phase_display().lower()}, not collecting."})
-    evaluation = _fresh_evaluation(project)
+    evaluation = {**_fresh_evaluation(project), "basis": basis}
+    if basis == "certification":
+        certified = labeling_figures(project=project)["certification"]
+        evaluation = {**evaluation, "eligible": certified["certified"], "certification": certified}
+        evaluation["explanation"] = (
+            f"{'Certified' if certified['certified'] else 'Not certified'}: {certified['reason']}."
+        )
     if not evaluation["eligible"]:
         raise ValidationError({"handoff": f"Handoff refused. {evaluation['explanation']}"})
 

@@ -19,6 +19,7 @@ class HandoffDecision(models.Model):
         UNDONE = "undone", "Handoff undone"
         ELIGIBLE = "eligible", "Became eligible"
         NOT_ELIGIBLE = "not_eligible", "Not eligible"
+        SUSPENDED = "suspended", "Suspended by the audit"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="handoff_decisions")
     action = models.CharField(max_length=14, choices=Action.choices)

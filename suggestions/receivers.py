@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from config import events
+from suggestions.certification import labeling_figures_recompute
 from suggestions.figures import suggestion_figures_recompute
 from suggestions.handoff import handoff_evaluate
 
@@ -18,6 +19,8 @@ def _suggestion_side_recompute(*, project_id: int, **_: Any) -> None:
     # rule reads them. Both run now, in the worker that sent the event, as they did when they were direct calls.
     suggestion_figures_recompute(project_id=project_id)
     handoff_evaluate(project_id=project_id)
+    # After the handoff verdict: an audit that fails suspends the handoff just made or kept.
+    labeling_figures_recompute(project_id=project_id)
 
 
 def _suggestions_changed(*, project_id: int, **_: Any) -> None:

@@ -1,13 +1,16 @@
-"""Reads for the lead's suggestion card: stored figures only, a fixed number of queries whatever the project size."""
+"""Reads for the lead's suggestion and labelling-engine cards: stored figures only, a fixed number of queries
+whatever the project size."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count
 
 from aggregation.comparisons import MINIMUM_COMPARISONS
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance
+from annotation.models import LabelRequest
 from projects.models import Job, Project, Suggestion
 from projects.selectors import project_get_for_lead
 from suggestions.llm import llm_config_for
@@ -150,4 +153,56 @@ def suggestion_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]
             ],
             project.handoff_agreement_threshold,
         ),
+    }
+
+
+def _estimate_row(label: str, estimate: dict[str, Any] | None) -> dict[str, Any]:
+    estimate = estimate or {}
+    ci = estimate.get("ci") or [None, None]
+    return {
+        "label": label,
+        "value": estimate.get("value"),
+        "low": ci[0],
+        "high": ci[1],
+        "items": estimate.get("items") or 0,
+        "labels": estimate.get("labels") or 0,
+    }
+
+
+def labeling_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]:
+    """The labelling engine's card: calibration, certification, audit and verification, for a lead (else 404)."""
+    project: Project = project_get_for_lead(user=user, project_id=project_id)
+    aggregate = ProjectAggregate.objects.filter(project=project).only("labeling").first()
+    stored: dict[str, Any] = (aggregate.labeling if aggregate else None) or {}
+    requests = dict(
+        LabelRequest.objects.filter(project=project)
+        .values_list("kind")
+        .annotate(n=Count("pk"))
+        .values_list("kind", "n")
+    )
+    certification = stored.get("certification") or {}
+    calibration = stored.get("calibration") or {}
+    audit = stored.get("audit") or {}
+    return {
+        "project": project,
+        "has_figures": bool(stored),
+        "requests": requests,
+        "threshold": stored.get("threshold"),
+        "certification": certification,
+        "certification_rows": [
+            _estimate_row("Model's accuracy (Hájek)", certification.get("estimate")),
+            _estimate_row("Horvitz-Thompson", certification.get("horvitz_thompson")),
+            _estimate_row("Against gold", certification.get("gold")),
+        ],
+        "calibration_rows": [
+            _estimate_row(f"{row['low']:.1f}–{row['high']:.1f}", row) for row in calibration.get("bins") or []
+        ],
+        "calibration_cut": calibration.get("cut"),
+        "audit": audit,
+        "audit_row": _estimate_row("Audit (last 100 audited items)", audit.get("estimate"))
+        if audit.get("state")
+        else None,
+        "verification": stored.get("verification") or {},
+        "resolution": stored.get("resolution") or {},
+        "rubber_stamp": stored.get("rubber_stamp") or [],
     }

@@ -96,8 +96,17 @@ ENDPOINTS = [
     Endpoint("export annotations", "get", "/api/projects/{project}/export/?format=annotations", 200, 404),
     Endpoint("export job", "post", "/api/projects/{project}/export/?format=soft", 202, 404),
     # Leads reach the services, which refuse here (too few blind comparisons; not handed off; no LLM configured).
+    Endpoint("export card", "get", "/api/projects/{project}/export/card/", 200, 404),
     Endpoint("handoff", "post", "/api/projects/{project}/handoff/", 400, 404, body={}),
     Endpoint("handoff undo", "delete", "/api/projects/{project}/handoff/", 400, 404),
+    Endpoint(
+        "label requests draw",
+        "post",
+        "/api/projects/{project}/requests/",
+        201,
+        404,
+        body={"kind": "certification", "size": 2, "labels_per_item": 1},
+    ),
     Endpoint("suggestion generation", "post", "/api/projects/{project}/suggestions/generate/", 400, 404, body={}),
     Endpoint("study link list", "get", "/api/projects/{project}/study-links/", 200, 404),
     Endpoint("study link create", "post", "/api/projects/{project}/study-links/", 201, 404, body={"name": "Wave"}),

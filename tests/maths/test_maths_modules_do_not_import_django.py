@@ -13,7 +13,7 @@ def test_importing_the_maths_pulls_in_no_django() -> None:
     code = (
         "import sys\n"
         "import aggregation.ifs, aggregation.agreement, aggregation.intervals, aggregation.weights\n"
-        "import aggregation.comparisons\n"
+        "import aggregation.comparisons, aggregation.sampling, aggregation.accuracy, aggregation.certification\n"
         "loaded = sorted(name for name in sys.modules if name == 'django' or name.startswith('django.'))\n"
         "print(','.join(loaded))\n"
     )

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from aggregation.export import FORMATS, PAIRS, TIES, ExportOptions, check_export_options, export_count, export_lines
+from aggregation.export_card import export_card
 from aggregation.models import Provenance
 from projects.management.commands.import_items import project_from_argument
 
@@ -65,4 +66,6 @@ class Command(BaseCommand):
             for line in export_lines(project=project, options=export, on_unit=lambda: bar.update(1)):
                 handle.write(line)
                 written += 1
-        self.stderr.write(self.style.SUCCESS(f"{written} lines written to {output}."))
+        card = output.with_name("README.md")
+        card.write_text(export_card(project=project, options=export), encoding="utf-8")
+        self.stderr.write(self.style.SUCCESS(f"{written} lines written to {output}; its dataset card to {card}."))

@@ -1,0 +1,231 @@
+"""The labelling engine's figures from answered label requests, and the audit's suspension of a handoff.
+
+Evidence is every answered calibration, certification or audit request whose answer was saved blind (the person's
+annotation carries no exposure: checked here again, not only trusted from the page), on the latest draw of its kind
+(a draw's inclusion probabilities describe that draw only). Per item, the model's agreement with the blind people is
+the share of their answers equal to the model's answer at the draw; against gold, 1/0 where the item has gold. The
+maths is in aggregation.accuracy and aggregation.certification (Hájek with Horvitz-Thompson beside it, clustered by
+item; calibration per confidence bin; the lowest certifiable confidence; certification; audit). Verification answers
+are read separately, for the keep and change rates only: aggregation.certification.evidence_mask drops them.
+
+The lead's threshold for certification and audit is the project's handoff threshold, and the minimum number of
+items the handoff's minimum of blind comparisons: one bar for every decision that lets the model label alone.
+
+Stored on ``ProjectAggregate.labeling``, read by ``/api/projects/{id}/stats/`` and the dashboard. When the audit's
+lower bound falls below the threshold while the project is handed off, :func:`handoff_suspend` takes the items back
+to people: the model's aggregates are removed, labelling resumes, the open audit requests are withdrawn, and a
+``suspended`` handoff decision tells the leads why (the dashboard's handoff history shows it; automatic handoff does
+not fire again until a lead acts).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from aggregation import accuracy, certification, sampling
+from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
+from annotation.models import Annotation, LabelRequest, ResolutionChoice
+from config import events
+from projects.models import Item, Project
+from suggestions.models import HandoffDecision
+from suggestions.requests import label_requests_withdraw
+from suggestions.rubber_stamp import rubber_stamp_signals
+
+#: The audit judges the last this many audited items, so a drop in accuracy after a good start shows.
+AUDIT_WINDOW = 100
+
+
+def _answered_rows(project: Project) -> list[dict[str, Any]]:
+    shown = Annotation.objects.filter(item=OuterRef("item"), annotator=OuterRef("annotator"), suggestion_shown=True)
+    rows: list[dict[str, Any]] = [
+        dict(row)
+        for row in LabelRequest.objects.filter(project=project, status=LabelRequest.Status.ANSWERED)
+        .annotate(shown=Exists(shown))
+        .order_by("answered_at", "pk")
+        .values(
+            "kind",
+            "draw",
+            "item_id",
+            "inclusion_probability",
+            "stratum",
+            "confidence",
+            "machine_preferred",
+            "final_preferred",
+            "shown",
+            "item__gold_position",
+        )
+    ]
+    return rows
+
+
+def _latest_draw(project: Project, kind: str) -> int | None:
+    return (
+        LabelRequest.objects.filter(project=project, kind=kind).order_by("-draw").values_list("draw", flat=True).first()
+    )
+
+
+def _population_size(project: Project, kind: str, draw: int) -> float:
+    """Σ 1/π over the draw's distinct items: exactly N for a stratified draw, N's unbiased estimate for Poisson."""
+    rows = (
+        LabelRequest.objects.filter(project=project, kind=kind, draw=draw)
+        .values_list("item_id", "inclusion_probability")
+        .distinct()
+    )
+    return float(sum(1.0 / p for _, p in rows if p))
+
+
+def _per_item(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Per item of the rows, in order of its first answer: agreement share, labels, π, stratum, confidence, gold."""
+    order: list[int] = []
+    grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if row["item_id"] not in grouped:
+            order.append(row["item_id"])
+        grouped[row["item_id"]].append(row)
+    first = [grouped[i][0] for i in order]
+    share = [np.mean([r["final_preferred"] == r["machine_preferred"] for r in grouped[i]]) for i in order]
+    gold = [
+        np.nan if f["item__gold_position"] is None else float(f["machine_preferred"] == f["item__gold_position"])
+        for f in first
+    ]
+    return {
+        "share": np.asarray(share, dtype=np.float64),
+        "labels": np.asarray([len(grouped[i]) for i in order], dtype=np.float64),
+        "probability": np.asarray([f["inclusion_probability"] for f in first], dtype=np.float64),
+        "stratum": np.asarray([f["stratum"] if f["stratum"] is not None else 0 for f in first], dtype=np.int64),
+        "confidence": np.asarray([np.nan if f["confidence"] is None else f["confidence"] for f in first]),
+        "gold": np.asarray(gold, dtype=np.float64),
+    }
+
+
+def _evidence(rows: list[dict[str, Any]], kind: str, draw: int | None) -> list[dict[str, Any]]:
+    if draw is None or not rows:
+        return []
+    kinds = np.array([r["kind"] for r in rows], dtype=object)
+    blind = np.array([not r["shown"] for r in rows], dtype=bool)
+    use = certification.evidence_mask(kinds, blind)
+    return [r for r, ok in zip(rows, use, strict=True) if ok and r["kind"] == kind and r["draw"] == draw]
+
+
+def labeling_figures(*, project: Project) -> dict[str, Any]:
+    """Every labelling-engine figure of the project as JSON (module docstring)."""
+    rows = _answered_rows(project)
+    threshold = float(project.handoff_agreement_threshold)
+    minimum = int(project.handoff_minimum_blind_comparisons)
+    out: dict[str, Any] = {"threshold": threshold, "minimum": minimum, "computed_at": timezone.now().isoformat()}
+
+    draw = _latest_draw(project, LabelRequest.Kind.CALIBRATION)
+    cal = _evidence(rows, LabelRequest.Kind.CALIBRATION, draw)
+    calibration: dict[str, Any] = {"draw": draw, "answers": len(cal), "bins": [], "cut": None}
+    if cal:
+        d = _per_item(cal)
+        edges = sampling.DEFAULT_CONFIDENCE_EDGES
+        if not np.isnan(d["confidence"]).all():
+            conf = np.where(np.isnan(d["confidence"]), -1.0, d["confidence"])
+            bins = certification.calibration_curve(
+                d["share"], d["probability"], conf, edges, strata=d["stratum"], trials=d["labels"]
+            )
+            calibration["bins"] = [b.as_dict() for b in bins]
+            cut = certification.lowest_certifiable_confidence(
+                d["share"], d["probability"], conf, edges, threshold=threshold, minimum=minimum,
+                strata=d["stratum"], trials=d["labels"],
+            )  # fmt: skip
+            calibration["cut"] = cut.cut
+        calibration["overall"] = accuracy.hajek(
+            d["share"], d["probability"], strata=d["stratum"], trials=d["labels"]
+        ).as_dict()
+    out["calibration"] = calibration
+
+    draw = _latest_draw(project, LabelRequest.Kind.CERTIFICATION)
+    cert = _evidence(rows, LabelRequest.Kind.CERTIFICATION, draw)
+    empty = accuracy.hajek(np.array([]), np.array([]))
+    estimate, gold, ht = empty, empty, empty
+    if cert and draw is not None:
+        d = _per_item(cert)
+        estimate = accuracy.hajek(d["share"], d["probability"], strata=d["stratum"], trials=d["labels"])
+        size = _population_size(project, LabelRequest.Kind.CERTIFICATION, draw)
+        ht = accuracy.horvitz_thompson(
+            d["share"], d["probability"], strata=d["stratum"], trials=d["labels"], population_size=size
+        )
+        gold = accuracy.hajek(d["gold"], d["probability"], strata=d["stratum"])
+    decision = certification.certification_decision(estimate, threshold=threshold, minimum=minimum)
+    out["certification"] = {
+        "draw": draw,
+        "answers": len(cert),
+        **decision.as_dict(),
+        "horvitz_thompson": ht.as_dict(),
+        "gold": gold.as_dict(),
+    }
+
+    draw = _latest_draw(project, LabelRequest.Kind.AUDIT)
+    aud = _evidence(rows, LabelRequest.Kind.AUDIT, draw)
+    audit: dict[str, Any] = {"draw": draw, "answers": len(aud), "state": None}
+    if aud:
+        d = _per_item(aud)
+        status = certification.audit_check(
+            d["share"], d["probability"], threshold=threshold, minimum=minimum, window=AUDIT_WINDOW, trials=d["labels"]
+        )
+        audit.update(state=status.state, reason=status.reason, estimate=status.estimate.as_dict())
+    out["audit"] = audit
+
+    ver = [r for r in rows if r["kind"] == LabelRequest.Kind.VERIFICATION]
+    rates = certification.verification_rates(
+        [float(r["final_preferred"] == r["machine_preferred"]) for r in ver], [r["item_id"] for r in ver]
+    )
+    out["verification"] = rates.as_dict()
+    # The after-label resolution step: kept or changed, with the model's different label on screen.
+    choices = list(ResolutionChoice.objects.filter(project=project).values_list("kept", "item_id"))
+    resolution = certification.verification_rates([float(k) for k, _ in choices], [i for _, i in choices])
+    out["resolution"] = resolution.as_dict()
+    out["rubber_stamp"] = rubber_stamp_signals(project=project)
+    return out
+
+
+@transaction.atomic
+def handoff_suspend(*, project: Project, reason: str, figures: dict[str, Any]) -> HandoffDecision | None:
+    """Take a handoff back after a failed audit (module docstring); None when the project is not handed off."""
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    if project.phase != Project.Phase.HANDED_OFF:
+        return None
+    handed = ItemAggregate.objects.filter(project=project, provenance=Provenance.MODEL_HANDOFF)
+    item_ids = list(handed.values_list("item_id", flat=True))
+    ResponseAggregate.objects.filter(item_id__in=item_ids).delete()
+    handed.delete()
+    project.phase = Project.Phase.COLLECTING
+    project.save(update_fields=["phase", "updated_at"])
+    label_requests_withdraw(project=project, kind=LabelRequest.Kind.AUDIT)
+    labelled = list(Item.objects.filter(pk__in=item_ids, annotation_count__gt=0).values_list("id", flat=True))
+    if labelled:
+        events.labels_changed(project_id=project.pk, item_ids=labelled)
+    return HandoffDecision.objects.create(
+        project=project,
+        action=HandoffDecision.Action.SUSPENDED,
+        rule=project.handoff_rule,
+        explanation=f"Handoff suspended by the audit: {reason}. {len(item_ids)} items go back to people.",
+        figures=figures,
+        items_affected=len(item_ids),
+    )
+
+
+@transaction.atomic
+def labeling_figures_recompute(*, project_id: int) -> dict[str, Any] | None:
+    """Compute and store the figures; suspend the handoff when the audit says so."""
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return None
+    figures = labeling_figures(project=project)
+    aggregate, _ = ProjectAggregate.objects.get_or_create(project=project)
+    ProjectAggregate.objects.filter(pk=aggregate.pk).update(labeling=figures)
+    audit = figures["audit"]
+    if audit.get("state") == "suspend":
+        handoff_suspend(project=project, reason=audit["reason"], figures=audit)
+    return figures
+
+
+__all__ = ["AUDIT_WINDOW", "handoff_suspend", "labeling_figures", "labeling_figures_recompute"]
