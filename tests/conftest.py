@@ -8,7 +8,14 @@ from django.http import HttpRequest
 from django.test import Client
 
 from projects.models import Membership, Project
-from tests.factories import PASSWORD, ItemFactory, MembershipFactory, ProjectFactory, UserFactory
+from tests.factories import (
+    PASSWORD,
+    ItemFactory,
+    MembershipFactory,
+    ProjectFactory,
+    UserFactory,
+    demo_project_create,
+)
 
 pytest_plugins = ["tests.browser_fixtures", "tests.live_server"]
 
@@ -36,12 +43,7 @@ def outsider(db):
 @pytest.fixture
 def project(db, lead, annotator, annotator2) -> Project:
     """An IFS project in blind_sample display with a lead, two annotators and six items."""
-    project = ProjectFactory(name="Demo", blind_rate=0.2)
-    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
-    MembershipFactory(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
-    MembershipFactory(project=project, user=annotator2, role=Membership.Role.ANNOTATOR)
-    ItemFactory.create_batch(6, project=project)
-    return project
+    return demo_project_create(lead=lead, annotator=annotator, annotator2=annotator2)
 
 
 @pytest.fixture

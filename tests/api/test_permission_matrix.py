@@ -113,14 +113,10 @@ ENDPOINTS = [
 def _build_world() -> dict[str, Any]:
     """The conftest personas and projects, built here because a module-scoped fixture cannot use function ones."""
     from annotation.study_services import study_link_create
-    from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
+    from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory, demo_project_create
 
     lead, annotator, annotator2 = (UserFactory(username=name) for name in ("lead", "annotator", "annotator2"))
-    project = ProjectFactory(name="Demo", blind_rate=0.2)
-    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
-    MembershipFactory(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
-    MembershipFactory(project=project, user=annotator2, role=Membership.Role.ANNOTATOR)
-    ItemFactory.create_batch(6, project=project)
+    project = demo_project_create(lead=lead, annotator=annotator, annotator2=annotator2)
     elsewhere = ProjectFactory(name="Elsewhere")
     MembershipFactory(project=elsewhere, user=UserFactory(username="elsewhere"), role=Membership.Role.ANNOTATOR)
     ItemFactory.create_batch(2, project=elsewhere)
