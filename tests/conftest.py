@@ -19,6 +19,27 @@ from tests.factories import (
 
 pytest_plugins = ["tests.browser_fixtures", "tests.live_server"]
 
+# Modules that take long per test: a browser, real worker processes, or marked slow.
+HEAVY_MARKS = ("browser", "redis", "slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, hand out the heavy modules first, whole and in collection order.
+
+    `--dist loadgroup` sends xdist groups first (largest first), then single tests in collection order, so a slow
+    module collected late keeps one worker busy while the other has nothing left. Heavy first (longest first, as a
+    scheduler would), the run ends on short tests that balance across the workers. Every worker sorts the same
+    collection the same way, as xdist requires.
+    """
+    if not hasattr(config, "workerinput"):
+        return
+
+    def module(item: pytest.Item) -> str:
+        return str(getattr(getattr(item, "module", None), "__name__", item.nodeid))
+
+    heavy_modules = {module(item) for item in items if any(item.get_closest_marker(m) for m in HEAVY_MARKS)}
+    items.sort(key=lambda item: module(item) not in heavy_modules)
+
 
 @pytest.fixture
 def lead(db):
