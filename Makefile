@@ -7,7 +7,7 @@ PORT ?= 8000
 # Two workers: this project's machines have two cores.
 PYTEST_WORKERS ?= 2
 # Services, selectors, the maths and the background work: where a type error would corrupt data.
-TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.py \
+TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.py projects/import_rows.py \
 	projects/llm_url.py projects/import_tasks.py projects/jobs.py projects/format_import.py $(wildcard projects/formats/*.py) \
 	annotation/label_formats.py client/penumbra_client/client.py client/penumbra_client/errors.py \
 	annotation/label_import.py annotation/judgment.py annotation/import_tasks.py \

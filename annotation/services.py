@@ -15,7 +15,19 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    prefetch_related_objects,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -198,11 +210,16 @@ def _active_claims_by_others(*, annotator_id: int, now: datetime) -> Coalesce:
 def _has_room(*, project: Project, item: Item, annotator_id: int, now: datetime) -> bool:
     """Whether another label still fits: saved labels plus others' live claims below the overlap.
 
-    The item row is locked, so two annotators cannot both take its last slot.
+    The item row is locked first, in a statement of its own: a count in the locking statement would use the
+    snapshot taken before waiting for the lock and miss the claim of the transaction it waited for, so two
+    annotators could both take its last slot.
     """
-    locked = _lock(Item.objects.filter(pk=item.pk), skip_locked=False)
-    row = locked.annotate(claims=_active_claims_by_others(annotator_id=annotator_id, now=now)).values(
-        "annotation_count", "claims", "extra_labels"
+    if _lock(Item.objects.filter(pk=item.pk), skip_locked=False).values_list("pk", flat=True).first() is None:
+        return False
+    row = (
+        Item.objects.filter(pk=item.pk)
+        .annotate(claims=_active_claims_by_others(annotator_id=annotator_id, now=now))
+        .values("annotation_count", "claims", "extra_labels")
     )
     found = row.first()
     # A lead may have sent the item back for more labels (annotation.note_services.item_send_back).
@@ -362,7 +379,7 @@ def _claim_new_in_transaction(
                 .annotate(mine_id=Subquery(own_rows.values("pk")[:1]))
                 .order_by("queue_key")
             )
-            chosen = _lock(candidates, skip_locked=True).first()
+            chosen = _first_with_room(candidates)
             if chosen is not None:
                 break
         if chosen is not None:
@@ -381,7 +398,7 @@ def _claim_new_in_transaction(
             .annotate(mine_id=Subquery(own_rows.values("pk")[:1]))
             .order_by("annotation_count", "queue_key")
         )
-        chosen = _lock(sent_back, skip_locked=True).first()
+        chosen = _first_with_room(sent_back)
     if chosen is None:
         return None
     mine_id = getattr(chosen, "mine_id", None)
@@ -394,6 +411,29 @@ def _claim_new_in_transaction(
     mine.expires_at = now + _claim_duration()
     mine.save(update_fields=["status", "claimed_at", "expires_at", "updated_at"])
     return mine
+
+
+def _first_with_room(candidates: QuerySet[Item]) -> Item | None:
+    """The first candidate, locked, that still has room once every claim committed before the lock is counted.
+
+    The scan counts others' claims in its statement's snapshot. A claim of the same item that committed after that
+    snapshot was taken but before the scan reached the row leaves the row unlocked and its own columns unchanged,
+    so PostgreSQL neither skips nor re-checks it: the count is one short and two annotators could share the last
+    slot. Holding the row lock (every claimer takes it before writing), a new statement sees every such claim.
+    """
+    passed: list[int] = []
+    while True:
+        chosen = _lock(candidates.exclude(pk__in=passed), skip_locked=True).first()
+        # SQLite serialises writers: its single statement already saw every committed claim.
+        if chosen is None or connection.vendor != "postgresql":
+            return chosen
+        # The re-check reads the item's responses, which the claim needs next: it costs no statement of its own.
+        # Every item has responses, so none read means the item no longer fits.
+        still_fits = candidates.filter(pk=chosen.pk).values("pk")
+        prefetch_related_objects([chosen], Prefetch("responses", queryset=Response.objects.filter(item__in=still_fits)))
+        if item_responses(chosen):
+            return chosen
+        passed.append(chosen.pk)
 
 
 @transaction.atomic

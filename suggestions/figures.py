@@ -277,7 +277,10 @@ def suggestion_figures_recompute(*, project_id: int) -> dict[str, Any]:
     aggregate.save(update_fields=["suggestions", "suggestions_computed_at", "suggestions_settings_version"])
 
     per_annotator = figures["per_annotator"]
-    rows = list(AnnotatorAggregate.objects.filter(project=project).only("id", "annotator_id"))
+    # Locked in annotator order, the order annotator_aggregates_recompute upserts them in: the UPDATE below would
+    # lock them in table order, and two runs taking the same rows in different orders deadlock.
+    annotator_rows = AnnotatorAggregate.objects.filter(project=project).order_by("annotator_id")
+    rows = list(annotator_rows.select_for_update().only("id", "annotator_id"))
     for row in rows:
         mine = per_annotator.get(str(row.annotator_id))
         row.blind_agreement = mine["blind_agreement"] if mine else None

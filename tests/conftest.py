@@ -8,9 +8,37 @@ from django.http import HttpRequest
 from django.test import Client
 
 from projects.models import Membership, Project
-from tests.factories import PASSWORD, ItemFactory, MembershipFactory, ProjectFactory, UserFactory
+from tests.factories import (
+    PASSWORD,
+    ItemFactory,
+    MembershipFactory,
+    ProjectFactory,
+    UserFactory,
+    demo_project_create,
+)
 
 pytest_plugins = ["tests.browser_fixtures", "tests.live_server"]
+
+# Modules that take long per test: a browser, real worker processes, or marked slow.
+HEAVY_MARKS = ("browser", "redis", "slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, hand out the heavy modules first, whole and in collection order.
+
+    `--dist loadgroup` sends xdist groups first (largest first), then single tests in collection order, so a slow
+    module collected late keeps one worker busy while the other has nothing left. Heavy first (longest first, as a
+    scheduler would), the run ends on short tests that balance across the workers. Every worker sorts the same
+    collection the same way, as xdist requires.
+    """
+    if not hasattr(config, "workerinput"):
+        return
+
+    def module(item: pytest.Item) -> str:
+        return str(getattr(getattr(item, "module", None), "__name__", item.nodeid))
+
+    heavy_modules = {module(item) for item in items if any(item.get_closest_marker(m) for m in HEAVY_MARKS)}
+    items.sort(key=lambda item: module(item) not in heavy_modules)
 
 
 @pytest.fixture
@@ -36,12 +64,7 @@ def outsider(db):
 @pytest.fixture
 def project(db, lead, annotator, annotator2) -> Project:
     """An IFS project in blind_sample display with a lead, two annotators and six items."""
-    project = ProjectFactory(name="Demo", blind_rate=0.2)
-    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
-    MembershipFactory(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
-    MembershipFactory(project=project, user=annotator2, role=Membership.Role.ANNOTATOR)
-    ItemFactory.create_batch(6, project=project)
-    return project
+    return demo_project_create(lead=lead, annotator=annotator, annotator2=annotator2)
 
 
 @pytest.fixture

@@ -99,3 +99,17 @@ class SuggestionFactory(factory.django.DjangoModelFactory):
             return
         for response, (mu, nu) in zip(self.item.responses.order_by("position"), extracted, strict=True):
             SuggestionValue.objects.create(suggestion=self, response=response, mu=mu, nu=nu)
+
+
+def demo_project_create(*, lead, annotator, annotator2) -> Project:
+    """The conftest's ``project``: an IFS project in blind_sample display, its lead, two annotators and six items.
+
+    A function as well as a fixture, so that module-scoped worlds (built once, shared by read-only cases) start
+    from the same project as everything else.
+    """
+    project = ProjectFactory(name="Demo", blind_rate=0.2)
+    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
+    MembershipFactory(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
+    MembershipFactory(project=project, user=annotator2, role=Membership.Role.ANNOTATOR)
+    ItemFactory.create_batch(6, project=project)
+    return project

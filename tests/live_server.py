@@ -8,7 +8,6 @@ When the module is done both processes stop and the database is flushed, so late
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,24 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.core.management import call_command
 
-ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
+from tests.processes import (
+    BIN,
+    ROOT,
+    Worker,
+    free_port,
+    new_queue,
+    shared_redis_url,
+    start_process,
+    stop_process,
+    worker_database_url,
+)
+
 START_SECONDS = 60
-
-
-def test_database_url() -> str:
-    db = settings.DATABASES["default"]
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -60,20 +56,6 @@ class LiveServer:
         return done.stdout
 
 
-def _start(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as handle:
-        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT)
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
-
-
 def _wait_until_up(url: str, server: subprocess.Popen[bytes], live: LiveServer) -> None:
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
@@ -91,11 +73,11 @@ def _wait_until_up(url: str, server: subprocess.Popen[bytes], live: LiveServer) 
 @pytest.fixture(scope="module")
 def penumbra_server(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[LiveServer]:
     folder = tmp_path_factory.mktemp("live")
-    queue = f"penumbra-live-{uuid.uuid4().hex[:12]}"
+    queue = new_queue("penumbra-live")
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("PENUMBRA_")},
-        "DATABASE_URL": test_database_url(),
-        "REDIS_URL": os.environ["PENUMBRA_TEST_REDIS_URL"],
+        "DATABASE_URL": worker_database_url(),
+        "REDIS_URL": shared_redis_url(),
         "CELERY_QUEUE": queue,
         "PENUMBRA_DATA_DIR": str(folder / "data"),
         "SECRET_KEY": "live-test-" + uuid.uuid4().hex + uuid.uuid4().hex,
@@ -108,32 +90,18 @@ def penumbra_server(django_db_setup, django_db_blocker, tmp_path_factory) -> Ite
     env.pop("DJANGO_SETTINGS_MODULE", None)
     port = free_port()
     live = LiveServer(url=f"http://127.0.0.1:{port}", data_dir=folder / "data", env=env, log_dir=folder)
-    worker = _start(
-        [
-            str(BIN / "celery"),
-            "-A",
-            "config",
-            "worker",
-            "--pool=solo",
-            f"--queues={queue}",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "--loglevel=INFO",
-        ],
-        env,
-        folder / "worker.log",
-    )
-    server = _start(
+    worker = Worker(log_path=folder / "worker.log", broker_url=env["REDIS_URL"], queue=queue, base_env=env)
+    worker.start()
+    server = start_process(
         [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
-        env,
-        folder / "server.log",
+        env=env,
+        log_path=folder / "server.log",
     )
     try:
         _wait_until_up(live.url, server, live)
         yield live
     finally:
-        _stop(server)
-        _stop(worker)
+        stop_process(server)
+        worker.stop()
         with django_db_blocker.unblock():
             call_command("flush", interactive=False, verbosity=0)

@@ -11,6 +11,7 @@ from django.db.models import F
 from annotation.models import Annotation, JudgmentValue
 from projects.models import Item, Membership, Project
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
+from tests.processes import Worker, new_queue, purge_queue, shared_redis_url
 
 # One response's values: (μ, ν) per-mille for one criterion, or a list of them, one per criterion in order.
 ResponseValues = tuple[int, int] | Sequence[tuple[int, int]]
@@ -102,3 +103,22 @@ def celery_configured(**overrides: object) -> Iterator[None]:
     finally:
         app.conf.update(**saved)
         reset_pools()
+
+
+@pytest.fixture
+def worker(transactional_db, tmp_path) -> Iterator[Worker]:
+    """A real Celery worker on the shared Redis and a queue of this test's own, the project run debounced by 1 s."""
+    queue = new_queue()
+    running = Worker(
+        log_path=tmp_path / "worker.log",
+        broker_url=shared_redis_url(),
+        queue=queue,
+        env={"AGGREGATION_PROJECT_DELAY": "1"},
+    )
+    with celery_configured(broker_url=shared_redis_url(), task_always_eager=False, task_default_queue=queue):
+        try:
+            running.start()
+            yield running
+        finally:
+            running.stop()
+            purge_queue(queue)

@@ -11,8 +11,8 @@ from aggregation.selectors import figures_staleness
 from projects.models import Project
 from projects.services import project_update
 from tests.aggregation.test_settings_change_recomputes_figures import _project
-from tests.aggregation.test_worker_recomputes import _wait_for, worker  # noqa: F401 (the worker fixture)
 from tests.factories import UserFactory
+from tests.processes import wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
@@ -21,7 +21,7 @@ def _handoff(project: Project) -> dict:
     return ProjectAggregate.objects.get(project=project).suggestions.get("handoff", {})
 
 
-def test_a_settings_change_alone_refreshes_the_handoff_verdict(worker):  # noqa: F811
+def test_a_settings_change_alone_refreshes_the_handoff_verdict(worker):
     project = _project(UserFactory(username="worker-lead"))  # figures computed in-process: 14 of 18 blind agree
     assert _handoff(project)["eligible"] is False
     assert not figures_staleness(project=project).stale
@@ -30,6 +30,6 @@ def test_a_settings_change_alone_refreshes_the_handoff_verdict(worker):  # noqa:
         project = project_update(project=project, changes={"handoff_agreement_threshold": 0.7})
     assert figures_staleness(project=project).settings_changed
 
-    _wait_for(lambda: _handoff(project).get("eligible") is True, worker, "the handoff re-evaluation")
+    wait_for(lambda: _handoff(project).get("eligible") is True, "the handoff re-evaluation", worker.log)
     assert _handoff(project)["threshold"] == pytest.approx(0.7)
-    _wait_for(lambda: not figures_staleness(project=project).stale, worker, "every figure catching up")
+    wait_for(lambda: not figures_staleness(project=project).stale, "every figure catching up", worker.log)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
 from django.test import Client
 
 from annotation.models import Annotation, AnnotationRevision, JudgmentValue
@@ -235,22 +236,37 @@ def _fill_body(body: Any, ids: dict[str, int]) -> Any:
     return body
 
 
-@pytest.fixture
-def world(project, lead, annotator) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def shared_world(django_db_setup, django_db_blocker) -> Iterator[dict[str, Any]]:
+    """The project and its labels, built once for the module (every case is refused and checks it changed nothing;
+    each case's own transaction is a savepoint inside this one, rolled back after it anyway)."""
     from annotation.services import assignment_claim_next
     from tests.aggregation.conftest import annotate_ifs
+    from tests.factories import UserFactory, demo_project_create
 
-    # The slider form saves only the item the queue handed out.
-    item = assignment_claim_next(project=project, annotator=annotator).item
-    item.refresh_from_db()
-    other = project.items.exclude(pk=item.pk).order_by("id").first()
-    annotation = annotate_ifs(other, annotator, [(600, 200), (100, 700)])
+    with django_db_blocker.unblock(), transaction.atomic():
+        lead, annotator, annotator2 = (UserFactory(username=name) for name in ("lead", "annotator", "annotator2"))
+        project = demo_project_create(lead=lead, annotator=annotator, annotator2=annotator2)
+        # The slider form saves only the item the queue handed out.
+        item = assignment_claim_next(project=project, annotator=annotator).item
+        item.refresh_from_db()
+        other = project.items.exclude(pk=item.pk).order_by("id").first()
+        annotation = annotate_ifs(other, annotator, [(600, 200), (100, 700)])
+        built = _checksum()
+        yield {"ids": {"p": project.pk, "i": item.pk, "a": annotation.pk}, "item": item, "users": (lead, annotator)}
+        assert _checksum() == built, "a case's changes outlived it"
+        transaction.set_rollback(True)
+
+
+@pytest.fixture
+def world(shared_world, db) -> dict[str, Any]:
+    # Logged in per case: every test starts with an empty cache, where the sessions live.
     clients = {}
-    for name, user in (("lead", lead), ("annotator", annotator)):
+    for user in shared_world["users"]:
         client = Client()
         client.force_login(user)
-        clients[name] = client
-    return {"ids": {"p": project.pk, "i": item.pk, "a": annotation.pk}, "clients": clients, "item": item}
+        clients[user.username] = client
+    return {**shared_world, "clients": clients}
 
 
 def _send(client: Client, case: Case, ids: dict[str, int]) -> Any:

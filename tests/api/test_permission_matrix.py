@@ -22,6 +22,7 @@ from annotation.models import Annotation
 from projects.jobs import job_output_write
 from projects.models import Item, Job, Membership
 from tests.exports.builders import BLIND_MARKER, SHOWN_MARKER, build_labelled_project
+from tests.snapshots import Digest, changes, database_digest
 
 PERSONAS = ("anonymous", "outsider", "other_annotator", "annotator", "lead")
 
@@ -121,14 +122,10 @@ ENDPOINTS = [
 def _build_world() -> dict[str, Any]:
     """The conftest personas and projects, built here because a module-scoped fixture cannot use function ones."""
     from annotation.study_services import study_link_create
-    from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
+    from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory, demo_project_create
 
     lead, annotator, annotator2 = (UserFactory(username=name) for name in ("lead", "annotator", "annotator2"))
-    project = ProjectFactory(name="Demo", blind_rate=0.2)
-    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
-    MembershipFactory(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
-    MembershipFactory(project=project, user=annotator2, role=Membership.Role.ANNOTATOR)
-    ItemFactory.create_batch(6, project=project)
+    project = demo_project_create(lead=lead, annotator=annotator, annotator2=annotator2)
     elsewhere = ProjectFactory(name="Elsewhere")
     MembershipFactory(project=elsewhere, user=UserFactory(username="elsewhere"), role=Membership.Role.ANNOTATOR)
     ItemFactory.create_batch(2, project=elsewhere)
@@ -166,22 +163,35 @@ def _build_world() -> dict[str, Any]:
     }
 
 
+@dataclass
+class World:
+    ids: dict[str, Any]
+    digest: Digest  # every table as built: each case starts from exactly this
+    wrote: bool = False  # the last case sent a write: the next one checks it left nothing behind
+
+
 @pytest.fixture(scope="module")
-def _world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[dict[str, Any]]:
+def shared_world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[World]:
     """Built once for the module, inside a transaction rolled back at its end (it was rebuilt for every case).
 
     Each test still asks for ``db``, whose transaction nests as a savepoint inside this one and is rolled back
-    after the test, so the writing cases (create, import, annotate, close a link) leave the world as they found it.
+    after the test, so the writing cases (create, import, annotate, close a link) leave the world as they found it;
+    ``world`` checks that against the digest of every table taken here.
     """
     media = override_settings(MEDIA_ROOT=tmp_path_factory.mktemp("matrix-media"))
     with django_db_blocker.unblock(), media, transaction.atomic():
-        yield _build_world()
+        ids = _build_world()
+        yield World(ids=ids, digest=database_digest())
         transaction.set_rollback(True)
 
 
 @pytest.fixture
-def world(_world, db) -> dict[str, Any]:
-    return _world
+def world(shared_world, db) -> dict[str, Any]:
+    if shared_world.wrote:
+        leaked = changes(shared_world.digest, database_digest())
+        assert not leaked, f"the last writing case's changes outlived it: {leaked}"
+        shared_world.wrote = False
+    return shared_world.ids
 
 
 def _client(world: dict[str, Any], persona: str, django_user_model) -> Client:
@@ -230,11 +240,21 @@ def expected_status(endpoint: Endpoint, persona: str) -> set[int]:
 
 @pytest.mark.parametrize("persona", PERSONAS)
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.name for e in ENDPOINTS])
-def test_permission_matrix(endpoint, persona, world, django_user_model):
-    response = call(_client(world, persona, django_user_model), endpoint, world)
+def test_permission_matrix(endpoint, persona, shared_world, world, django_user_model):
+    client = _client(world, persona, django_user_model)
+    writes = endpoint.method != "get"
+    shared_world.wrote |= writes
+    before = database_digest() if writes else {}  # after the login, which records its time on the user
+    response = call(client, endpoint, world)
 
     assert response.status_code in expected_status(endpoint, persona), content(response)[:300]
     body = content(response)
+    if writes:
+        changed = changes(before, database_digest())
+        if response.status_code >= 400:
+            assert not changed, f"a refused {endpoint.method.upper()} ({response.status_code}) changed {changed}"
+        else:
+            assert changed, "an accepted write changed nothing: the digest would not see a leak either"
     if persona != "lead":
         assert BLIND_MARKER not in body
         assert SHOWN_MARKER not in body  # the API never sends annotators a suggestion (the page records exposures)
@@ -259,14 +279,11 @@ def test_annotator_responses_hold_no_blind_flag_or_other_labels(world, django_us
     assert {label["annotator"] for label in labels} == {"annotator"}
 
 
-def test_writing_cases_leave_the_shared_world_as_built(world):
-    """Runs after the matrix (file order): the cases that create, import, annotate or close rolled back."""
-    from projects.models import Project
-
-    project = Project.objects.get(pk=world["project"])
-    assert not Project.objects.filter(name="Mine").exists()
-    assert project.overlap != 4
-    assert not Annotation.objects.filter(item_id=world["unlabelled"]).exists()
-    assert not project.items.filter(external_id="u1").exists()
-    assert list(project.jobs.values_list("pk", flat=True)) == [world["job"]]
-    assert project.study_links.get().active
+def test_the_digest_sees_a_write_and_its_rollback(shared_world, world):
+    """The checks above can fail: a change inside a case shows in the digest, and is gone once rolled back."""
+    assert not changes(shared_world.digest, database_digest()), "the world differs from the one built"
+    with transaction.atomic():
+        Annotation.objects.filter(pk=world["theirs"]).update(time_spent_ms=12345)
+        assert set(changes(shared_world.digest, database_digest())) == {Annotation._meta.db_table}
+        transaction.set_rollback(True)
+    assert not changes(shared_world.digest, database_digest())

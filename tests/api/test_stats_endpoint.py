@@ -3,11 +3,17 @@ aggregates; a figure with fewer than 5 comparisons has value null, its count and
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+from django.db import transaction
 
 from aggregation.agreement import Estimate
 from aggregation.comparisons import figure
 from aggregation.models import ProjectAggregate
+from projects.models import Membership, Project
+from tests.exports.builders import build_labelled_project
+from tests.factories import UserFactory, demo_project_create
 
 FIGURES = [
     ("agreement", "pairwise_with_ties"),
@@ -27,12 +33,24 @@ def _figure(body, path):
     return node
 
 
-@pytest.mark.parametrize("path", [*FIGURES, ("anchoring_gap",)])
-def test_stats_read_the_stored_figures(labelled_project, lead_client, path):
-    aggregate = labelled_project.aggregate
-    stored = _figure({**aggregate.agreement, **aggregate.suggestions, "agreement": aggregate.agreement}, path)
+@pytest.fixture(scope="module")
+def computed(django_db_setup, django_db_blocker) -> Iterator[Project]:
+    """The labelled project, built once for the cases that only read its stats (rolled back at the module's end)."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        # Names of their own: the module's other cases create the conftest personas while this world lives.
+        lead, annotator, annotator2 = (UserFactory(username=f"stats-{name}") for name in ("lead", "ann", "ann2"))
+        project = demo_project_create(lead=lead, annotator=annotator, annotator2=annotator2)
+        yield build_labelled_project(project, [annotator, annotator2])
+        transaction.set_rollback(True)
 
-    body = lead_client.get(f"/api/projects/{labelled_project.pk}/stats/").json()
+
+@pytest.mark.parametrize("path", [*FIGURES, ("anchoring_gap",)])
+def test_stats_read_the_stored_figures(computed, db, client, path):
+    aggregate = ProjectAggregate.objects.get(project=computed)
+    stored = _figure({**aggregate.agreement, **aggregate.suggestions, "agreement": aggregate.agreement}, path)
+    client.force_login(computed.memberships.get(role=Membership.Role.LEAD).user)
+
+    body = client.get(f"/api/projects/{computed.pk}/stats/").json()
 
     assert {**_figure(body, path), "reason": None} == {**stored, "reason": None}
     assert _figure(body, path)["reason"] is None

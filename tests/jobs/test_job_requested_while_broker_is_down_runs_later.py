@@ -13,7 +13,7 @@ from django.test import Client
 from projects.models import Item, Job, Membership
 from tests.aggregation.conftest import celery_configured
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
-from tests.jobs.processes import RedisServer, Worker, new_queue, wait_for
+from tests.processes import RedisServer, Worker, new_queue, wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 

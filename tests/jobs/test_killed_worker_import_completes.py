@@ -14,7 +14,7 @@ from projects.import_tasks import import_job_start
 from projects.models import Item, Job, Response
 from tests.aggregation.conftest import celery_configured
 from tests.factories import ProjectFactory
-from tests.jobs.processes import Worker, new_queue, wait_for
+from tests.processes import Worker, new_queue, wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
