@@ -13,7 +13,7 @@ from django.db import connection
 
 from aggregation.models import AnnotatorAggregate
 from aggregation.services import annotator_aggregates_recompute
-from aggregation.suggestion_figures import suggestion_figures_recompute
+from suggestions.figures import suggestion_figures_recompute
 from tests.aggregation.conftest import annotate_ifs, project_make
 from tests.processes import worker_database_url
 
