@@ -70,15 +70,20 @@ def test_the_leads_with_an_address_get_one_email_after_commit(django_capture_on_
     assert f"/projects/{project.pk}/dashboard/" in message.body
 
 
+class Abort(Exception):
+    pass
+
+
+def _recompute_then_roll_back(project_id: int) -> None:
+    with transaction.atomic():
+        labeling_figures_recompute(project_id=project_id)
+        raise Abort
+
+
 def test_a_suspension_that_is_rolled_back_tells_nobody(django_capture_on_commit_callbacks) -> None:
     project = _handed_off_project_with_a_failing_audit()
-
-    class Abort(Exception):
-        pass
-
-    with django_capture_on_commit_callbacks(execute=True), pytest.raises(Abort), transaction.atomic():
-        labeling_figures_recompute(project_id=project.pk)
-        raise Abort
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(Abort):
+        _recompute_then_roll_back(project.pk)
     project.refresh_from_db()
     assert project.phase == Project.Phase.HANDED_OFF
     assert mail.outbox == []
