@@ -12,10 +12,11 @@ The lead's threshold for certification and audit is the project's handoff thresh
 items the handoff's minimum of blind comparisons: one bar for every decision that lets the model label alone.
 
 Stored on ``ProjectAggregate.labeling``, read by ``/api/projects/{id}/stats/`` and the dashboard. When the audit's
-lower bound falls below the threshold while the project is handed off, :func:`handoff_suspend` takes the items back
-to people: the model's aggregates are removed, labelling resumes, the open audit requests are withdrawn, and a
-``suspended`` handoff decision tells the leads why (the dashboard's handoff history shows it; automatic handoff does
-not fire again until a lead acts), and once that commits every lead with an address gets an email saying so.
+sequential test (aggregation.certification.audit_check) finds the model's agreement below the threshold while the
+project is handed off, :func:`handoff_suspend` takes the items back to people: the model's aggregates are removed,
+labelling resumes, the open audit requests are withdrawn, and a ``suspended`` handoff decision tells the leads why
+(the dashboard's handoff history shows it; automatic handoff does not fire again until a lead acts); once that
+commits, every lead with an address gets an email saying so.
 """
 
 from __future__ import annotations
