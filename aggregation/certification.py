@@ -29,7 +29,9 @@ no Django.
   it cost little because nothing was staked on them. The price: a model that falls only just below θ is caught
   slowly (the test needs evidence that it is below, not a missing proof that it is above); the simulation reports
   the false-suspension rate and the delay (tests/maths/certification_simulation.py). The running Hájek estimate over
-  the last ``window`` answers is reported beside it for the dashboard.
+  the last ``window`` answers is reported beside it for the dashboard. An item's answer is its share of agreeing
+  labels when the audit is checked: a second label arriving later revises an answer already bet on, a small
+  departure from the betting order that the simulation (one label per audited item) does not cover.
 * **Verification** (:func:`verification_rates`): keep and change rates, with the cluster interval over items of
   :mod:`aggregation.intervals` (several people may verify one item).
 """
