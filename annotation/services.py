@@ -707,12 +707,19 @@ _PURPOSE_OF_KIND: dict[str, str] = {
 # Not atomic on purpose: reads, then one INSERT that commits by itself; a transaction around it would only add a
 # BEGIN and a COMMIT to every page view.
 def exposure_record(
-    *, project: Project, item: Item, annotator: AbstractBaseUser, kind: str, visible: Suggestion | None = None
+    *,
+    project: Project,
+    item: Item,
+    annotator: AbstractBaseUser,
+    kind: str,
+    visible: Suggestion | None = None,
+    time_on_item_ms: Any = None,
 ) -> SuggestionExposure:
     """Record that the suggestion of ``item`` was shown to ``annotator``; refused where it may not be shown.
 
     ``visible``: the suggestion that ``suggestion_visible_for`` has just returned for this item, annotator and the
     kind's purpose in the same request (the page's render), so the decision is not read twice.
+    ``time_on_item_ms``: for Accept, the page's visible clock at the click (clamped like a save's time).
     """
     if kind not in _PURPOSE_OF_KIND:
         raise ValidationError({"kind": f"Expected one of {', '.join(SuggestionExposure.Kind.values)}."})
@@ -723,4 +730,10 @@ def exposure_record(
         )
     if visible is None:
         raise ValidationError({"suggestion": "There is no suggestion to show for this item."})
-    return SuggestionExposure.objects.create(project=project, item=item, annotator_id=annotator.pk, kind=kind)
+    clock = None  # no reading (no script, or not a number): unknown, never 0 ms
+    if kind == SuggestionExposure.Kind.ACCEPT and _whole_number(time_on_item_ms) is not None:
+        held = Assignment.objects.filter(item=item, annotator_id=annotator.pk).first()
+        clock = _clamp_time(time_spent_ms=time_on_item_ms, assignment=held, now=timezone.now())
+    return SuggestionExposure.objects.create(
+        project=project, item=item, annotator_id=annotator.pk, kind=kind, time_on_item_ms=clock
+    )

@@ -232,7 +232,11 @@ def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) ->
     try:
         assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
         services.exposure_record(
-            project=project, item=item, annotator=request.user, kind=SuggestionExposure.Kind.ACCEPT
+            project=project,
+            item=item,
+            annotator=request.user,
+            kind=SuggestionExposure.Kind.ACCEPT,
+            time_on_item_ms=request.POST.get("time_on_item_ms"),
         )
     except ValidationError as error:
         # No suggestion may be shown here (blind item, after-label mode, none stored): nothing to accept.

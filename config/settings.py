@@ -308,6 +308,19 @@ LLM_CONCURRENCY = env_int("LLM_CONCURRENCY", 4, minimum=1)
 # so a lead cannot aim the server at internal services. Link-local and cloud metadata addresses are always refused.
 LLM_ALLOW_PRIVATE_URLS = env_bool("LLM_ALLOW_PRIVATE_URLS", EMBEDDED)
 
+# Mail to a project's leads (an audit that suspends a handoff). Without EMAIL_HOST it goes to the log instead.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "penumbra@localhost")
+PENUMBRA_BASE_URL = os.environ.get("PENUMBRA_BASE_URL", "").rstrip("/")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
