@@ -240,6 +240,7 @@ def annotation_page_context(
     posted: dict[str, Any] | None = None,
     errors: dict[str, list[str]] | None = None,
     accept_values: bool = False,
+    unlabelled: bool = False,
 ) -> dict[str, Any]:
     """Everything the annotation page frame needs, in a constant number of queries.
 
@@ -252,7 +253,7 @@ def annotation_page_context(
     by_position = {response.position: response for response in responses}
     order = [p for p in assignment.response_order if p in by_position]
     criteria = project_criteria(project)
-    annotation = annotation_get_own(project=project, item=item, annotator=annotator)
+    annotation = None if unlabelled else annotation_get_own(project=project, item=item, annotator=annotator)
 
     purpose = PURPOSE_RESOLUTION if stage == "resolution" else PURPOSE_PAGE
     suggestion = suggestion_visible_for(

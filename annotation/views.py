@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from annotation import resolution_services, selectors, services, study_views
+from annotation import claim_services, resolution_services, selectors, services, study_views
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
 from projects.models import Item, Project
@@ -59,6 +59,7 @@ def _render_item(
     notice: str = "",
 ) -> HttpResponse:
     context = selectors.annotation_page_context(
+        unlabelled=claim_services.known_unlabelled(assignment),
         project=project,
         item=item,
         annotator=request.user,
@@ -110,7 +111,7 @@ def _next(request: AnnotatorRequest, project: Project, notice: str = "") -> Http
         return step
     if step is not None:
         return _render_item(request, project=project, item=step.item, assignment=step, notice=notice)
-    assignment = services.assignment_claim_next(project=project, annotator=request.user)
+    assignment = claim_services.assignment_claim_next(project=project, annotator=request.user)
     if assignment is None:
         return _render_done(request, project=project, notice=notice)
     return _render_item(request, project=project, item=assignment.item, assignment=assignment, notice=notice)
@@ -130,7 +131,7 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     item = item_get_with_responses_for_user(user=request.user, project=project, item_id=item_id)
     if request.method == "GET":
         try:
-            assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
+            assignment = claim_services.assignment_claim_item(project=project, item=item, annotator=request.user)
         except ValidationError as error:
             return _next(request, project, notice=" ".join(_errors(error).get("__all__", [])))
         stage = "resolution" if request.GET.get("stage") == "resolution" else "label"
@@ -199,7 +200,7 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     try:
         services.assignment_skip(project=project, item=item, annotator=request.user, reason=reason)
     except ValidationError as error:
-        assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
+        assignment = claim_services.assignment_claim_item(project=project, item=item, annotator=request.user)
         return _render_item(
             request, project=project, item=item, assignment=assignment, errors=_errors(error), status=422
         )
@@ -230,7 +231,7 @@ def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) ->
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     item = item_get_for_user(user=request.user, project=project, item_id=item_id)
     try:
-        assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
+        assignment = claim_services.assignment_claim_item(project=project, item=item, annotator=request.user)
         services.exposure_record(
             project=project, item=item, annotator=request.user, kind=SuggestionExposure.Kind.ACCEPT
         )
@@ -259,7 +260,7 @@ def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpRespons
         if before.isdigit():
             item = item_get_for_user(user=request.user, project=project, item_id=int(before))
             try:
-                assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
+                assignment = claim_services.assignment_claim_item(project=project, item=item, annotator=request.user)
             except ValidationError:
                 return _next(request, project, notice="There is no earlier item.")
             return _render_item(
@@ -268,5 +269,5 @@ def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpRespons
         return _next(request, project, notice="There is no earlier item.")
     if not request.htmx:
         return redirect(_item_url(project, previous))
-    assignment = services.assignment_claim_item(project=project, item=previous, annotator=request.user)
+    assignment = claim_services.assignment_claim_item(project=project, item=previous, annotator=request.user)
     return _render_item(request, project=project, item=previous, assignment=assignment)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.http import HttpRequest
 from django.test import Client
 
@@ -78,10 +78,13 @@ def other_project(db) -> Project:
 
 @pytest.fixture(autouse=True)
 def _forget_login_failures():
-    """Login throttling counts failures in the cache; a test starts with none from the one before."""
+    """Login throttling counts failures in the cache; a test starts with none from the one before (nor with a
+    signed-in user cached by config.auth under an id the database may hand out again)."""
     cache.clear()
+    caches["sessions"].clear()
     yield
     cache.clear()
+    caches["sessions"].clear()
 
 
 def _logged_in(user) -> Client:
