@@ -16,25 +16,22 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import (
-    Count,
     Exists,
     F,
-    IntegerField,
     OuterRef,
     Prefetch,
     Q,
     QuerySet,
     Subquery,
-    Value,
     prefetch_related_objects,
 )
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import judgment
 from annotation.checks import check_annotator, check_annotator_of
 from annotation.models import Annotation, Assignment
 from annotation.request_selectors import requests_to_serve
+from annotation.selectors import live_claims_by_others
 from projects.models import Item, Project, Response
 from projects.selectors import item_responses, item_with_responses
 
@@ -52,18 +49,6 @@ def known_unlabelled(assignment: Assignment) -> bool:
     return bool(getattr(assignment, _UNLABELLED, False))
 
 
-def _active_claims_by_others(*, annotator_id: int, now: datetime) -> Coalesce:
-    claims = (
-        Assignment.objects.filter(item=OuterRef("pk"), status=Assignment.Status.CLAIMED, expires_at__gt=now)
-        .exclude(annotator_id=annotator_id)
-        .order_by()
-        .values("item")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return Coalesce(Subquery(claims, output_field=IntegerField()), Value(0))
-
-
 def has_room(*, project: Project, item: Item, annotator_id: int, now: datetime) -> bool:
     """Whether another label still fits: saved labels plus others' live claims below the overlap.
 
@@ -75,7 +60,7 @@ def has_room(*, project: Project, item: Item, annotator_id: int, now: datetime) 
         return False
     row = (
         Item.objects.filter(pk=item.pk)
-        .annotate(claims=_active_claims_by_others(annotator_id=annotator_id, now=now))
+        .annotate(claims=live_claims_by_others(annotator_id=annotator_id, now=now))
         .values("annotation_count", "claims", "extra_labels")
     )
     found = row.first()
@@ -267,7 +252,7 @@ def next_item_pick(
                 Item.objects.filter(half, project=project, annotation_count=count)
                 .filter(~Exists(finished))
                 .exclude(pk__in=exclude_item_ids)
-                .alias(claims=_active_claims_by_others(annotator_id=int(annotator.pk), now=now))
+                .alias(claims=live_claims_by_others(annotator_id=int(annotator.pk), now=now))
                 .filter(claims__lt=project.overlap - count)
                 # Their own expired claim on it and their label, if any, in the same statement.
                 .annotate(mine_id=Subquery(own_rows.values("pk")[:1]), labelled=Exists(own_label))
@@ -284,7 +269,7 @@ def next_item_pick(
         )
         .filter(~Exists(finished))
         .exclude(pk__in=exclude_item_ids)
-        .alias(claims=_active_claims_by_others(annotator_id=int(annotator.pk), now=now))
+        .alias(claims=live_claims_by_others(annotator_id=int(annotator.pk), now=now))
         .filter(claims__lt=F("extra_labels") + project.overlap - F("annotation_count"))
         .annotate(mine_id=Subquery(own_rows.values("pk")[:1]), labelled=Exists(own_label))
         .order_by("annotation_count", "queue_key")

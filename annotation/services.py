@@ -336,12 +336,18 @@ def assignment_skip(*, project: Project, item: Item, annotator: AbstractBaseUser
         raise ValidationError({"skip_reason": "Say why you skip this item (it helps the lead fix bad items)."})
     if len(reason) > SKIP_REASON_MAX:
         raise ValidationError({"skip_reason": f"Keep the reason under {SKIP_REASON_MAX} characters."})
-    assignment = lock_rows(Assignment.objects.filter(item=item, annotator_id=annotator.pk), skip_locked=False).first()
+    own = Assignment.objects.filter(item=item, annotator_id=annotator.pk)
+    assignment = lock_rows(own, skip_locked=False).first()
     if assignment is None:
-        raise ValidationError({"__all__": "Open the item before skipping it."})
+        # Opened by its address (a GET claims nothing): the item row serialises a double click, then look again.
+        lock_rows(Item.objects.filter(pk=item.pk), skip_locked=False).values("pk").first()
+        assignment = lock_rows(own.all(), skip_locked=False).first()
     if Annotation.objects.filter(item=item, annotator_id=annotator.pk).exists():
         raise ValidationError({"__all__": "You already labelled this item; change your label instead of skipping."})
     now = timezone.now()
+    if assignment is None:
+        # Skipping takes no slot: the row only records the skip (and the order the item was shown in).
+        assignment = assignment_new(project=project, item=item, annotator=annotator, now=now)
     assignment.status = Assignment.Status.SKIPPED
     assignment.skip_reason = reason
     assignment.expires_at = now
