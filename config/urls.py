@@ -24,7 +24,7 @@ urlpatterns = [
         auth_views.PasswordResetConfirmView.as_view(
             post_reset_login=True,
             # Several backends (django-axes first): say which one logs the new member in.
-            post_reset_login_backend="django.contrib.auth.backends.ModelBackend",
+            post_reset_login_backend="config.auth.CachedModelBackend",
             success_url="/",
         ),
         name="password_reset_confirm",
