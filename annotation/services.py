@@ -389,7 +389,7 @@ def exposure_record(
     if visible is None:
         raise ValidationError({"suggestion": "There is no suggestion to show for this item."})
     clock = None  # no reading (no script, or not a number): unknown, never 0 ms
-    if kind == SuggestionExposure.Kind.ACCEPT and _whole_number(time_on_item_ms) is not None:
+    if kind == SuggestionExposure.Kind.ACCEPT and whole_number(time_on_item_ms) is not None:
         held = Assignment.objects.filter(item=item, annotator_id=annotator.pk).first()
         clock = _clamp_time(time_spent_ms=time_on_item_ms, assignment=held, now=timezone.now())
     return SuggestionExposure.objects.create(
