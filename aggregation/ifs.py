@@ -664,7 +664,8 @@ def preferred_response(scores: ArrayLike, tolerance: float = 0.1, axis: int = 1)
     """Index of the best-scoring response along ``axis``; ``TIE`` (−1) when the top two differ by less than
     ``tolerance`` (an exact tie always counts), ``UNDEFINED`` (−2) where any score is NaN (a missing judgment).
 
-    ``scores`` are usually criterion-weighted S = μ − ν; gaps within 1e-9 of the tolerance count as reaching it.
+    ``scores`` are usually criterion-weighted S = μ − ν; gaps within 1e-9 of the tolerance count as reaching it,
+    and gaps within 1e-9 of zero as exact ties.
     """
     s = _as_float(scores)
     if s.shape[axis] < 2:
@@ -688,7 +689,9 @@ def preferred_response(scores: ArrayLike, tolerance: float = 0.1, axis: int = 1)
         top_two = -np.partition(-filled, 1, axis=-1)[..., :2]
         with np.errstate(invalid="ignore"):
             gap = top_two[..., 0] - top_two[..., 1]
-    tie = (gap <= 0.0) | (gap < tolerance - TOLERANCE_SLACK)
+    # A gap within rounding of zero is an exact tie: per-mille values tie exactly (71 − 0 = 79 − 8) but their
+    # differences in floating point need not (0.071 vs 0.07100000000000001).
+    tie = (gap <= TOLERANCE_SLACK) | (gap < tolerance - TOLERANCE_SLACK)
     # ``best`` is a fresh array here: mark ties and undefined items in place, without boolean-index assignment.
     result = np.array(best, dtype=np.int64, copy=None)
     np.copyto(result, TIE, where=tie)

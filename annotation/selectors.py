@@ -19,6 +19,7 @@ from markdown_it import MarkdownIt
 from annotation import judgment
 from annotation.models import Annotation, Assignment, SuggestionExposure
 from annotation.request_selectors import requests_verifying, requests_withholding
+from projects import preference
 from projects.models import TIE, Criterion, Item, Membership, Project, Response, Suggestion, SuggestionValue
 from projects.selectors import item_responses, project_criteria
 
@@ -138,19 +139,22 @@ def assignment_get_own(*, project: Project, item: Item, annotator: AnyUser) -> A
 
 def annotation_payload_preferred(*, project: Project, annotation: Annotation, criteria: list[Criterion]) -> int:
     """The stored position this saved judgment prefers (TIE for none), in the project's mode."""
-    if annotation.mode == Project.Mode.BINARY:
-        return annotation.binary_choice if annotation.binary_choice is not None else TIE
-    if annotation.mode == Project.Mode.LIKERT:
-        return judgment.preferred_from_likert(annotation.likert_value or 0, project.likert_points)
-    names = {criterion.pk: criterion.name for criterion in criteria}
-    weights = {criterion.name: criterion.weight for criterion in criteria}
-    positions = {value.response_id: value for value in annotation.values.all()}
-    response_positions = dict(Response.objects.filter(item_id=annotation.item_id).values_list("id", "position"))
-    values = [
-        {"response": response_positions[v.response_id], "criterion": names[v.criterion_id], "mu": v.mu, "nu": v.nu}
-        for v in positions.values()
-    ]
-    return judgment.preferred_from_values(values, weights, project.tie_tolerance)
+    rows: list[tuple[int, float, int, int]] = []
+    if annotation.mode == Project.Mode.IFS:
+        weights = {criterion.pk: criterion.weight for criterion in criteria}
+        response_positions = dict(Response.objects.filter(item_id=annotation.item_id).values_list("id", "position"))
+        rows = [
+            (response_positions[v.response_id], weights.get(v.criterion_id, 0.0), v.mu, v.nu)
+            for v in annotation.values.all()
+        ]
+    return preference.preferred_position(
+        mode=str(annotation.mode),
+        choice=annotation.binary_choice,
+        likert_value=annotation.likert_value,
+        likert_points=project.likert_points,
+        values=rows,
+        tie_tolerance=project.tie_tolerance,
+    )
 
 
 def annotation_disagrees_with_suggestion(
@@ -302,7 +306,9 @@ def annotation_page_context(
         likert_value = posted.get("likert_value", likert_value)
     if suggestion is not None and (accept_values or (verifying and posted is None)):
         binary_choice = suggestion.preferred_position
-        likert_value = judgment.likert_for_preferred(suggestion.preferred_position or TIE, project.likert_points)
+        likert_value = judgment.likert_for_preferred(
+            TIE if suggestion.preferred_position is None else suggestion.preferred_position, project.likert_points
+        )
 
     likert_scale = []
     if project.mode == Project.Mode.LIKERT and len(order) == 2:

@@ -68,13 +68,14 @@ def ifs_scores(values: Iterable[tuple[int, float, int, int]]) -> dict[int, float
 
 def preferred_from_scores(scores: Mapping[int, float], tolerance: float) -> int:
     """Stored position with the highest score; TIE when the best two differ by less than ``tolerance`` (an exact
-    tie always counts; gaps within TOLERANCE_SLACK of it count as reaching it), as ifs.preferred_response does."""
+    tie, within rounding, always counts; gaps within TOLERANCE_SLACK of it count as reaching it), as
+    aggregation.ifs.preferred_response reads them."""
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
     if not ranked:
         return TIE
     if len(ranked) > 1:
         gap = ranked[0][1] - ranked[1][1]
-        if gap <= 0.0 or gap < tolerance - TOLERANCE_SLACK:
+        if gap <= TOLERANCE_SLACK or gap < tolerance - TOLERANCE_SLACK:
             return TIE
     return ranked[0][0]
 
