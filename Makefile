@@ -20,7 +20,8 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py \
 	annotation/note_services.py annotation/note_selectors.py \
 	aggregation/figure_settings.py aggregation/judgments.py aggregation/loading.py aggregation/item_figures.py \
-	aggregation/annotator_figures.py aggregation/project_figures.py aggregation/writers.py projects/preference.py
+	aggregation/annotator_figures.py aggregation/project_figures.py aggregation/writers.py projects/preference.py \
+	aggregation/ifs_operators.py aggregation/consensus.py aggregation/signed.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 
