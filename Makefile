@@ -21,7 +21,7 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	annotation/note_services.py annotation/note_selectors.py \
 	aggregation/figure_settings.py aggregation/judgments.py aggregation/loading.py aggregation/item_figures.py \
 	aggregation/annotator_figures.py aggregation/project_figures.py aggregation/writers.py projects/preference.py \
-	aggregation/ifs_operators.py aggregation/consensus.py aggregation/signed.py
+	aggregation/ifs_operators.py aggregation/consensus.py aggregation/signed.py aggregation/export_options.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 
