@@ -7,12 +7,12 @@ Run from the repository root::
 
 It builds per-mille (μ, ν) judgments, times the vectorised pipeline of ``aggregation.ifs``, ``.agreement`` and
 ``.weights`` (best of ``--repeat`` runs, wall and CPU time per step; once on one thread, once with independent
-steps on ``--threads`` threads), then a plain per-item Python loop computing
+steps on ``--threads`` threads), then a plain per-item Python loop (benchmarks/aggregate_loop.py) computing
 the same figures on a slice of ``--loop-items`` items, extrapolated linearly to the full size, and prints both,
 the ratio and whether the targets hold (vectorised ≤ 1 s on 2 cores; ≥ 100× the loop). In the same process, on
 the same values, it also runs a plain numpy implementation of the same steps (the obvious vectorised code from
-DESIGN.md's formulas, :func:`plain_numpy_steps`), checks that both give the same figures, and prints the ratio of
-the pipeline's one-thread time to it: the pipeline must not be slower (ratio ≤ 1).
+DESIGN.md's formulas, benchmarks/aggregate_plain.py), checks that both give the same figures, and prints the
+ratio of the pipeline's one-thread time to it: the pipeline must not be slower (ratio ≤ 1).
 
 The loop is given its data as Python lists prepared outside the timed region, and uses closed forms where a
 naive implementation would build pairwise matrices, so the reported ratio is a conservative one.
