@@ -19,7 +19,10 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py \
 	annotation/note_services.py annotation/note_selectors.py annotation/checks.py annotation/claim_services.py config/auth.py \
-	annotation/label_selectors.py annotation/home_selectors.py
+	annotation/label_selectors.py annotation/home_selectors.py \
+	aggregation/figure_settings.py aggregation/judgments.py aggregation/loading.py aggregation/item_figures.py \
+	aggregation/annotator_figures.py aggregation/project_figures.py aggregation/writers.py projects/preference.py \
+	aggregation/ifs_operators.py aggregation/consensus.py aggregation/signed.py aggregation/export_options.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 

@@ -143,7 +143,9 @@ def annotation_page_context(
         likert_value = posted.get("likert_value", likert_value)
     if suggestion is not None and (accept_values or (verifying and posted is None)):
         binary_choice = suggestion.preferred_position
-        likert_value = judgment.likert_for_preferred(suggestion.preferred_position or TIE, project.likert_points)
+        likert_value = judgment.likert_for_preferred(
+            TIE if suggestion.preferred_position is None else suggestion.preferred_position, project.likert_points
+        )
 
     likert_scale = []
     if project.mode == Project.Mode.LIKERT and len(order) == 2:

@@ -25,6 +25,7 @@ from annotation.home_selectors import home_progress_for as home_progress_for
 from annotation.home_selectors import home_rows_for_user as home_rows_for_user
 from annotation.models import Annotation, Assignment, JudgmentValue, SuggestionExposure
 from annotation.request_selectors import requests_verifying, requests_withholding
+from projects import preference
 from projects.models import TIE, Criterion, Item, Membership, Project, Response, Suggestion, SuggestionValue
 from projects.selectors import project_get_for_user, project_role_for
 
@@ -160,19 +161,22 @@ def assignment_get_own(*, project: Project, item: Item, annotator: AnyUser) -> A
 
 def annotation_payload_preferred(*, project: Project, annotation: Annotation, criteria: list[Criterion]) -> int:
     """The stored position this saved judgment prefers (TIE for none), in the project's mode."""
-    if annotation.mode == Project.Mode.BINARY:
-        return annotation.binary_choice if annotation.binary_choice is not None else TIE
-    if annotation.mode == Project.Mode.LIKERT:
-        return judgment.preferred_from_likert(annotation.likert_value or 0, project.likert_points)
-    names = {criterion.pk: criterion.name for criterion in criteria}
-    weights = {criterion.name: criterion.weight for criterion in criteria}
-    positions = {value.response_id: value for value in annotation.values.all()}
-    response_positions = dict(Response.objects.filter(item_id=annotation.item_id).values_list("id", "position"))
-    values = [
-        {"response": response_positions[v.response_id], "criterion": names[v.criterion_id], "mu": v.mu, "nu": v.nu}
-        for v in positions.values()
-    ]
-    return judgment.preferred_from_values(values, weights, project.tie_tolerance)
+    rows: list[tuple[int, float, int, int]] = []
+    if annotation.mode == Project.Mode.IFS:
+        weights = {criterion.pk: criterion.weight for criterion in criteria}
+        response_positions = dict(Response.objects.filter(item_id=annotation.item_id).values_list("id", "position"))
+        rows = [
+            (response_positions[v.response_id], weights.get(v.criterion_id, 0.0), v.mu, v.nu)
+            for v in annotation.values.all()
+        ]
+    return preference.preferred_position(
+        mode=str(annotation.mode),
+        choice=annotation.binary_choice,
+        likert_value=annotation.likert_value,
+        likert_points=project.likert_points,
+        values=rows,
+        tie_tolerance=project.tie_tolerance,
+    )
 
 
 def annotation_disagrees_with_suggestion(

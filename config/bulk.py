@@ -28,9 +28,15 @@ def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterabl
             [model(**dict(zip(columns, row, strict=True))) for row in rows], batch_size=BATCH_SIZE
         )
         return
-    table = connection.ops.quote_name(model._meta.db_table)
+    copy_rows(model._meta.db_table, columns, rows)
+
+
+def copy_rows(table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """COPY rows (tuples in ``columns`` order) into ``table`` (PostgreSQL only; temporary tables too): the one COPY
+    writer of the project."""
     names = ", ".join(connection.ops.quote_name(c) for c in columns)
-    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+    sql = f"COPY {connection.ops.quote_name(table)} ({names}) FROM STDIN"
+    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
         for row in rows:
             copy.write_row(row)
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from config import events
-from projects import blind
+from projects import blind, preference
 from projects.llm_url import LLMURLRefused, check_llm_base_url
 from projects.models import Criterion, Item, Membership, Project
 from projects.selectors import criteria_forget
@@ -149,8 +149,11 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
                 errors[field] = "Expected a whole number."
             elif not low <= raw <= high:
                 errors[field] = f"Expected a whole number from {low} to {high}."
-    if "likert_points" in changes and "likert_points" not in errors and changes["likert_points"] % 2 == 0:
-        errors["likert_points"] = "Expected an odd number, so the scale has a middle (no preference)."
+    if "likert_points" in changes and "likert_points" not in errors:
+        try:
+            preference.likert_points_check(changes["likert_points"])
+        except ValueError:
+            errors["likert_points"] = "Expected an odd number, so the scale has a middle (no preference)."
     for field in TEXT_SETTINGS:
         if field in changes and (problem := _text_problem(changes[field], Project._meta.get_field(field))):
             errors[field] = problem
