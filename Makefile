@@ -18,7 +18,9 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	suggestions/rubber_stamp.py annotation/resolution_services.py annotation/request_selectors.py aggregation/export_card.py \
 	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py \
-	annotation/note_services.py annotation/note_selectors.py
+	annotation/note_services.py annotation/note_selectors.py \
+	annotation/crossover_design.py annotation/crossover_services.py annotation/crossover_selectors.py \
+	aggregation/method_comparison.py aggregation/method_study_report.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 

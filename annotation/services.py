@@ -31,7 +31,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation import judgment
+from annotation import crossover_selectors, crossover_services, judgment
 from annotation.models import (
     Annotation,
     AnnotationRevision,
@@ -359,6 +359,10 @@ def _claim_new_in_transaction(
     *, project: Project, annotator: AbstractBaseUser, now: datetime, exclude_item_ids: Sequence[int] = ()
 ) -> Assignment | None:
     """:func:`_claim_new` inside the caller's transaction."""
+    if project.mode == Project.Mode.CROSSOVER:  # a method study serves its stored plan, not the shared queue
+        return crossover_services.assignment_claim_planned(
+            project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids
+        )
     offset = judgment.queue_offset(seed=project.seed, annotator_id=int(annotator.pk))
     finished = Assignment.objects.filter(
         item=OuterRef("pk"),
@@ -506,6 +510,7 @@ def _annotation_save(
     unchanged. Needs a live claim, an existing annotation to edit, or room left on the item.
     """
     check_annotator_of(project=project, item=item, annotator=annotator)
+    project = crossover_selectors.project_as_assigned(project=project, item=item, annotator=annotator)
     if reason not in REVISION_REASONS:
         raise ValidationError({"reason": f"Expected one of {', '.join(REVISION_REASONS)}."})
     if source not in SOURCES:
