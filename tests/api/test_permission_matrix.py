@@ -127,6 +127,7 @@ ENDPOINTS = [
         body={"methods": ["ifs", "binary"], "annotator_ids": []},
     ),
     Endpoint("method study design", "get", "/api/projects/{project}/method-study/design/", 200, 404),
+    Endpoint("method study report", "get", "/api/projects/{project}/method-study/report/", 200, 404),
 ]
 
 
