@@ -14,7 +14,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Subquery
 
 from annotation.crossover_models import MethodStudy, StudyCell
 from annotation.models import Annotation, Assignment
@@ -137,14 +137,15 @@ DESIGN_COLUMNS = (
 
 def design_rows(*, study: MethodStudy, batch_size: int = 1000) -> Iterator[dict[str, Any]]:
     """The whole design with what became of each planned judgment, for the audit export (streamed in batches)."""
-    annotations = Annotation.objects.filter(item_id=OuterRef("item_id"), annotator_id=OuterRef("annotator_id"))
+    labels = Annotation.objects.filter(item_id=OuterRef("item_id"), annotator_id=OuterRef("annotator_id"))
     skipped = Assignment.objects.filter(
         item_id=OuterRef("item_id"), annotator_id=OuterRef("annotator_id"), status=Assignment.Status.SKIPPED
     )
     rows = (
         StudyCell.objects.filter(study=study)
         .annotate(
-            saved=Exists(annotations),
+            saved_at=Subquery(labels.values("created_at")[:1]),
+            time_spent_ms=Subquery(labels.values("time_spent_ms")[:1]),
             was_skipped=Exists(skipped),
         )
         .values(
@@ -156,19 +157,14 @@ def design_rows(*, study: MethodStudy, batch_size: int = 1000) -> Iterator[dict[
             "method",
             "item_id",
             "item__external_id",
-            "saved",
+            "saved_at",
+            "time_spent_ms",
             "was_skipped",
         )
         .order_by("annotator_id", "sequence")
     )
-    saved = {
-        (a["item_id"], a["annotator_id"]): a
-        for a in Annotation.objects.filter(project_id=study.project_id).values(
-            "item_id", "annotator_id", "created_at", "time_spent_ms"
-        )
-    }
     for row in rows.iterator(chunk_size=batch_size):
-        label = saved.get((row["item_id"], row["annotator_id"]))
+        saved = row["saved_at"] is not None
         yield {
             "annotator_id": row["annotator_id"],
             "annotator": row["annotator__username"],
@@ -178,9 +174,9 @@ def design_rows(*, study: MethodStudy, batch_size: int = 1000) -> Iterator[dict[
             "method": row["method"],
             "item_id": row["item_id"],
             "external_id": row["item__external_id"],
-            "status": "saved" if row["saved"] else "skipped" if row["was_skipped"] else "open",
-            "saved_at": label["created_at"].isoformat() if label else "",
-            "time_spent_ms": label["time_spent_ms"] if label else "",
+            "status": "saved" if saved else "skipped" if row["was_skipped"] else "open",
+            "saved_at": row["saved_at"].isoformat() if saved else "",
+            "time_spent_ms": row["time_spent_ms"] if saved else "",
         }
 
 

@@ -60,8 +60,8 @@ def _render_item(
 ) -> HttpResponse:
     try:  # a method study's block decides the method the page shows
         assigned = crossover_selectors.project_as_assigned(project=project, item=item, annotator=request.user)
-    except ValidationError as error:
-        return _next(request, project, notice=" ".join(_errors(error).get("__all__", [])))
+    except ValidationError as error:  # not theirs to label; not _next, which could hand back the same item
+        return _render_done(request, project=project, notice=" ".join(_errors(error).get("__all__", [])))
     context = selectors.annotation_page_context(
         project=assigned,
         item=item,
