@@ -89,6 +89,7 @@ class BlockBanner:
     blocks: int
     position: int  # 1-based place in the block
     block_length: int
+    planned: int  # the annotator's whole share, every block
 
 
 def block_banner(*, project: Project, item: Item, annotator: AnyUser) -> BlockBanner | None:
@@ -97,17 +98,19 @@ def block_banner(*, project: Project, item: Item, annotator: AnyUser) -> BlockBa
     cell = cell_for(project=project, item=item, annotator_id=int(annotator.pk or 0))
     if cell is None:
         return None
-    block_cells = list(
-        StudyCell.objects.filter(study_id=cell.study_id, annotator_id=cell.annotator_id, block=cell.block)
+    mine = list(
+        StudyCell.objects.filter(study_id=cell.study_id, annotator_id=cell.annotator_id)
         .order_by("sequence")
-        .values_list("sequence", flat=True)
+        .values_list("block", "sequence")
     )
+    block_cells = [sequence for block, sequence in mine if block == cell.block]
     return BlockBanner(
         method=method_label(cell.method, project.likert_points),
         block=cell.block + 1,
         blocks=len(cell.study.methods),
         position=block_cells.index(cell.sequence) + 1,
         block_length=len(block_cells),
+        planned=len(mine),
     )
 
 

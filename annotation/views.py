@@ -79,6 +79,9 @@ def _render_item(
         kind = SuggestionExposure.Kind.RESOLUTION if stage == "resolution" else SuggestionExposure.Kind.BEFORE_LABEL
         services.exposure_record(project=project, item=item, annotator=request.user, kind=kind, visible=visible)
     progress = selectors.home_progress_for(project=project, annotator=request.user)
+    study_block = crossover_selectors.block_banner(project=project, item=item, annotator=request.user)
+    if study_block is not None:  # "item k of n" counts their share of the study, not the project's items
+        progress.total = study_block.planned
     context.update(
         client_token=uuid.uuid4().hex,
         notice=notice,
@@ -86,7 +89,7 @@ def _render_item(
         progress=progress,
         first_visit=progress.first_visit,
         just_accepted=accept_values,
-        study_block=crossover_selectors.block_banner(project=project, item=item, annotator=request.user),
+        study_block=study_block,
     )
     template = "annotation/partials/frame.html" if request.htmx else "annotation/page.html"
     response = render(request, template, context, status=200 if request.htmx else status)
