@@ -165,28 +165,37 @@ def _interval(label: str, estimate: dict[str, Any]) -> svg.Interval:
     return svg.Interval(label=label, value=estimate.get("value"), low=ci[0], high=ci[1], note=f"n = {estimate['n']}")
 
 
+SHORT_FIGURES = {
+    "alpha_interval": "α interval",
+    "alpha_nominal": "α nominal",
+    "pairwise_without_ties": "pairwise",
+    "gold_agreement": "gold",
+    "peer_agreement": "others",
+}
+
+
 def report_plot(report: dict[str, Any], name: str) -> str:
-    """One plot of the report as standalone SVG (``name`` from ``PLOTS``)."""
-    labels = report["method_labels"]
+    """One plot of the report as standalone SVG (``name`` from ``PLOTS``). Rows are named by the methods' short
+    names (ifs, binary, likert) so the labels fit beside the plot."""
     methods = report["figures"]["methods"]
     if name == "gold_agreement":
-        rows = [_interval(labels[e["method"]], e["gold_agreement"]) for e in methods]
+        rows = [_interval(e["method"], e["gold_agreement"]) for e in methods]
         return svg.interval_plot(rows=rows, title="Agreement with gold per method (mean over annotators, 95 %)")
     if name == "agreement":
         rows = [
-            _interval(f"{labels[e['method']]}: {figure.replace('_', ' ')}", e["agreement"][figure])
+            _interval(f"{e['method']}: {SHORT_FIGURES[figure]}", e["agreement"][figure])
             for e in methods
             for figure in ("alpha_interval", "alpha_nominal", "pairwise_without_ties")
         ]
         return svg.interval_plot(rows=rows, title="Agreement on the common scale per method (95 %)", low=-0.2)
     if name == "time":
-        rows = [_interval(labels[e["method"]], e["seconds_per_item"]) for e in methods]
-        values = [r.high or r.value or 0.0 for r in rows]
+        rows = [_interval(e["method"], e["seconds_per_item"]) for e in methods]
+        values = [r.high if r.high is not None else r.value for r in rows]
         high = max([v for v in values if v is not None] + [1.0])
         return svg.interval_plot(rows=rows, title="Seconds per item per method (95 %)", high=float(high) * 1.1)
     if name == "paired":
         rows = [
-            _interval(f"{labels[r['second']]} − {labels[r['first']]}: {r['figure'].replace('_', ' ')}", r)
+            _interval(f"{r['second']} − {r['first']}: {SHORT_FIGURES[r['figure']]}", r)
             for r in report["figures"]["paired"]
             if r["figure"] != "seconds_per_item"
         ]

@@ -56,3 +56,13 @@ def test_lead_sets_up_the_study_and_an_annotator_follows_the_plan(page, live_ser
         page.wait_for_selector(f'[data-item="{cell.item_id}"]', state="detached")
     saved = {a.item_id: a.mode for a in Annotation.objects.filter(annotator=people[1])}
     assert saved == {cell.item_id: cell.method for cell in plan[:3]}
+
+    page.context.clear_cookies()
+    login(page, "lead-methods")
+    page.goto(f"{live_server.url}/projects/{project.pk}/method-study/report/")
+    page.wait_for_selector("#per-method")
+    rows = page.locator("#per-method tbody tr")
+    assert rows.count() == 3
+    assert "3 of 18 planned judgments saved" in page.locator("#method-study-report").inner_text()
+    assert page.locator("#plots svg").count() == 5
+    shot(page, "report")

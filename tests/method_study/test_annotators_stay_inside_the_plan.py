@@ -12,7 +12,9 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 
 from annotation import services
+from annotation.label_import import labels_import
 from annotation.models import Annotation, StudyCell
+from projects.import_rows import ImportRejected
 from projects.models import Membership
 from projects.services import check_project_settings
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
@@ -84,3 +86,12 @@ def test_the_settings_page_does_not_switch_into_or_out_of_crossover(study):
     with pytest.raises(ValidationError, match="its own page"):
         check_project_settings(project=ProjectFactory(), changes={"mode": "crossover"})
     check_project_settings(project=project, changes={"mode": "crossover", "overlap": 5})
+
+
+def test_labels_cannot_be_imported_around_the_plan(study):
+    project, _lead, _people = study
+    item = project.items.first()
+    row = f'{{"item": "{item.external_id}", "annotator": "outside", "mode": "crossover", "choice": 0}}'
+    with pytest.raises(ImportRejected, match="takes no imported labels"):
+        labels_import(project=project, lines=[row])
+    assert not Annotation.objects.exists()
