@@ -92,7 +92,9 @@ def study_labels(*, study: MethodStudy) -> Labels:
 def method_study_report(*, study: MethodStudy) -> dict[str, Any]:
     """The report's JSON: the figures, plus the methods' names and the plan's progress."""
     state = _study_annotations(study).aggregate(n=Count("pk"), latest=Max("updated_at"))
-    key = f"method-study-report:{study.pk}:{state['n']}:{state['latest'].isoformat() if state['latest'] else ''}"
+    # The settings version too: a changed tie tolerance or Likert scale changes the figures of the same labels.
+    latest = state["latest"].isoformat() if state["latest"] else ""
+    key = f"method-study-report:{study.pk}:{study.project.settings_version}:{state['n']}:{latest}"
     cached = cache.get(key)
     if cached is not None:
         return dict(cached)

@@ -19,17 +19,21 @@ from annotation import crossover_selectors, crossover_services
 from annotation.crossover_models import MethodStudy
 from annotation.crossover_views import csv_lines
 
+ID_MAX = 2**63 - 1
+
 
 class MethodStudyCreateSerializer(serializers.Serializer):
     """Shapes only; the service checks the choices against the project and the design."""
 
     methods = serializers.ListField(child=serializers.ChoiceField(choices=crossover_services.STUDY_METHODS))
-    annotator_ids = serializers.ListField(child=serializers.IntegerField())
+    annotator_ids = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=ID_MAX))
     item_ids = serializers.ListField(
-        child=serializers.IntegerField(), required=False, help_text="Empty or absent: every item of the project."
+        child=serializers.IntegerField(min_value=1, max_value=ID_MAX),
+        required=False,
+        help_text="Empty or absent: every item of the project.",
     )
-    block_size = serializers.IntegerField(required=False, allow_null=True, default=None)
-    likert_points = serializers.IntegerField(required=False, allow_null=True, default=None)
+    block_size = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=ID_MAX)
+    likert_points = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=3, max_value=11)
 
 
 class MethodStudySerializer(serializers.ModelSerializer):
@@ -37,6 +41,21 @@ class MethodStudySerializer(serializers.ModelSerializer):
         model = MethodStudy
         fields = ["id", "project", "methods", "block_size", "created_at"]
         read_only_fields = fields
+
+
+class MethodStudySummarySerializer(serializers.Serializer):
+    annotators = serializers.IntegerField()
+    items = serializers.IntegerField()
+    planned = serializers.IntegerField()
+    planned_per_method = serializers.DictField(child=serializers.IntegerField())
+    saved = serializers.IntegerField()
+
+
+class MethodStudyStateSerializer(serializers.Serializer):
+    """The study and its progress; both null when the project has none."""
+
+    study = MethodStudySerializer(allow_null=True)
+    summary = MethodStudySummarySerializer(allow_null=True)
 
 
 def _study_data(study: MethodStudy | None) -> dict[str, Any]:
@@ -47,12 +66,12 @@ def _study_data(study: MethodStudy | None) -> dict[str, Any]:
 
 
 class MethodStudyApi(APIView):
-    @extend_schema(responses=MethodStudySerializer)
+    @extend_schema(responses=MethodStudyStateSerializer)
     def get(self, request: Request, project_id: int) -> Response:
         _project, study = crossover_selectors.method_study_get_for_lead(user=request.user, project_id=project_id)
         return Response(_study_data(study))
 
-    @extend_schema(request=MethodStudyCreateSerializer, responses={201: MethodStudySerializer})
+    @extend_schema(request=MethodStudyCreateSerializer, responses={201: MethodStudyStateSerializer})
     def post(self, request: Request, project_id: int) -> Response:
         project, _study = crossover_selectors.method_study_get_for_lead(user=request.user, project_id=project_id)
         data = MethodStudyCreateSerializer(data=request.data)
