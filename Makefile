@@ -22,7 +22,9 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	annotation/label_selectors.py annotation/home_selectors.py \
 	aggregation/figure_settings.py aggregation/judgments.py aggregation/loading.py aggregation/item_figures.py \
 	aggregation/annotator_figures.py aggregation/project_figures.py aggregation/writers.py projects/preference.py \
-	aggregation/ifs_operators.py aggregation/consensus.py aggregation/signed.py aggregation/export_options.py
+	aggregation/ifs_operators.py aggregation/consensus.py aggregation/signed.py aggregation/export_options.py \
+	annotation/crossover_design.py annotation/crossover_services.py annotation/crossover_selectors.py \
+	aggregation/method_comparison.py aggregation/method_study_report.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 

@@ -27,7 +27,7 @@ from django.db.models import (
 )
 from django.utils import timezone
 
-from annotation import judgment
+from annotation import crossover_services, judgment
 from annotation.checks import check_annotator, check_annotator_of
 from annotation.models import Annotation, Assignment
 from annotation.request_selectors import requests_to_serve
@@ -205,6 +205,10 @@ def _claim_new_in_transaction(
     *, project: Project, annotator: AbstractBaseUser, now: datetime, exclude_item_ids: Sequence[int] = ()
 ) -> Assignment | None:
     """:func:`_claim_new` inside the caller's transaction."""
+    if project.mode == Project.Mode.CROSSOVER:  # a method study serves its stored plan, not the shared queue
+        return crossover_services.assignment_claim_planned(
+            project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids
+        )
     chosen = next_item_pick(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
     if chosen is None:
         return None

@@ -260,3 +260,7 @@ class ResolutionChoice(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["project", "created_at"], name="resolution_choice_project_idx")]
+
+
+# The method study lives in a module of its own; imported here so Django registers its models.
+from annotation.crossover_models import MethodStudy, StudyCell  # noqa: E402, F401

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Exists, Subquery
 from django.utils import timezone
 
-from annotation import claim_services, judgment
+from annotation import claim_services, crossover_selectors, judgment
 from annotation.checks import (
     check_annotator,
     check_annotator_of,
@@ -121,6 +121,7 @@ def _annotation_save(
     unchanged. Needs a live claim, an existing annotation to edit, or room left on the item.
     """
     check_annotator_of(project=project, item=item, annotator=annotator)
+    project = crossover_selectors.project_as_assigned(project=project, item=item, annotator=annotator)
     if reason not in REVISION_REASONS:
         raise ValidationError({"reason": f"Expected one of {', '.join(REVISION_REASONS)}."})
     if source not in SOURCES:

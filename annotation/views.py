@@ -14,7 +14,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from annotation import claim_services, label_selectors, resolution_services, selectors, services, study_views
+from annotation import (
+    claim_services,
+    crossover_selectors,
+    label_selectors,
+    resolution_services,
+    selectors,
+    services,
+    study_views,
+)
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
 from projects.models import Item, Project
@@ -60,9 +68,13 @@ def _render_item(
     status: int = 200,
     notice: str = "",
 ) -> HttpResponse:
+    try:  # a method study's block decides the method the page shows
+        assigned = crossover_selectors.project_as_assigned(project=project, item=item, annotator=request.user)
+    except ValidationError as error:  # not theirs to label; not _next, which could hand back the same item
+        return _render_done(request, project=project, notice=" ".join(_errors(error).get("__all__", [])))
     context = label_selectors.annotation_page_context(
         unlabelled=claim_services.known_unlabelled(assignment),
-        project=project,
+        project=assigned,
         item=item,
         annotator=request.user,
         assignment=assignment,
@@ -78,6 +90,9 @@ def _render_item(
         kind = SuggestionExposure.Kind.RESOLUTION if stage == "resolution" else SuggestionExposure.Kind.BEFORE_LABEL
         services.exposure_record(project=project, item=item, annotator=request.user, kind=kind, visible=visible)
     progress = selectors.home_progress_for(project=project, annotator=request.user)
+    study_block = crossover_selectors.block_banner(project=project, item=item, annotator=request.user)
+    if study_block is not None:  # "item k of n" counts their share of the study, not the project's items
+        progress.total = study_block.planned
     context.update(
         client_token=uuid.uuid4().hex,
         notice=notice,
@@ -85,6 +100,7 @@ def _render_item(
         progress=progress,
         first_visit=progress.first_visit,
         just_accepted=accept_values,
+        study_block=study_block,
     )
     template = "annotation/partials/frame.html" if request.htmx else "annotation/page.html"
     response = render(request, template, context, status=200 if request.htmx else status)
@@ -131,6 +147,10 @@ def annotate_next(request: AnnotatorRequest, project_id: int) -> HttpResponse:
 def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     item = item_get_with_responses_for_user(user=request.user, project=project, item_id=item_id)
+    try:
+        assigned = crossover_selectors.project_as_assigned(project=project, item=item, annotator=request.user)
+    except ValidationError as error:
+        return _next(request, project, notice=" ".join(_errors(error).get("__all__", [])))
     if request.method == "GET":
         # Opening an item claims nothing (a GET writes no claim): its save takes the slot, or refuses if the item
         # filled up meanwhile.
@@ -148,7 +168,7 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     responses = item_responses(item)
     criteria = project_criteria(project)
     arguments, posted = annotation_post_parse(
-        data=request.POST, project=project, responses=responses, criteria=criteria
+        data=request.POST, project=assigned, responses=responses, criteria=criteria
     )
     stage = "resolution" if arguments["reason"] == "resolution" else "label"
     # The page's save-and-next claims the next item in the save's transaction, unless another step may come first:

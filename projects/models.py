@@ -22,6 +22,8 @@ class Project(models.Model):
         IFS = "ifs", "IFS sliders (support and opposition)"
         BINARY = "binary", "Binary (A, B or tie)"
         LIKERT = "likert", "Likert side-by-side scale"
+        # A method study: each annotator's block says which of the modes above they use (annotation.crossover_*).
+        CROSSOVER = "crossover", "Crossover method study (set up on its own page)"
 
     class SuggestionDisplay(models.TextChoices):
         BEFORE_LABEL = "before_label", "Before labelling"

@@ -149,6 +149,10 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
                 errors[field] = "Expected a whole number."
             elif not low <= raw <= high:
                 errors[field] = f"Expected a whole number from {low} to {high}."
+    # A study's design is written with its mode; a mode switch alone would leave a study without a plan.
+    mode_switch = "mode" in changes and "mode" not in errors and changes["mode"] != project.mode
+    if mode_switch and Project.Mode.CROSSOVER in {changes["mode"], project.mode}:
+        errors["mode"] = "A crossover method study is set up on its own page, not here."
     if "likert_points" in changes and "likert_points" not in errors:
         try:
             preference.likert_points_check(changes["likert_points"])

@@ -33,14 +33,16 @@ USERS = (
     ("lead", Membership.Role.LEAD),
     ("annotator1", Membership.Role.ANNOTATOR),
     ("annotator2", Membership.Role.ANNOTATOR),
+    # A third person makes a three-method crossover study possible on the demo (annotation.crossover_design).
+    ("annotator3", Membership.Role.ANNOTATOR),
 )
 
 
 class Command(BaseCommand):
-    help = "Create (or refresh) the demo project: 40 real long-form QA pairs, a lead and two annotators."
+    help = "Create (or refresh) the demo project: 40 real long-form QA pairs, a lead and three annotators."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--password", default="penumbra-demo", help="password of the three demo users")
+        parser.add_argument("--password", default="penumbra-demo", help="password of the demo users")
 
     @transaction.atomic
     def handle(self, *args: Any, **options: Any) -> None:
