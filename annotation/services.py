@@ -121,6 +121,8 @@ def _annotation_save(
     unchanged. Needs a live claim, an existing annotation to edit, or room left on the item.
     """
     check_annotator_of(project=project, item=item, annotator=annotator)
+    # A method study serves its plan in order; label requests wait until the person's share is done.
+    in_method_study = project.mode == Project.Mode.CROSSOVER
     project = crossover_selectors.project_as_assigned(project=project, item=item, annotator=annotator)
     if reason not in REVISION_REASONS:
         raise ValidationError({"reason": f"Expected one of {', '.join(REVISION_REASONS)}."})
@@ -288,6 +290,7 @@ def _annotation_save(
     if (
         next_request_item is not None
         and next_request_item != item.pk
+        and not in_method_study
         and judgment.request_turn(
             seed=project.seed, annotator_id=int(annotator.pk), item_id=item.pk, share=REQUEST_SHARE
         )
