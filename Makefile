@@ -18,7 +18,9 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	suggestions/rubber_stamp.py annotation/resolution_services.py annotation/request_selectors.py aggregation/export_card.py \
 	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py \
-	annotation/note_services.py annotation/note_selectors.py
+	annotation/note_services.py annotation/note_selectors.py \
+	aggregation/position_bias.py aggregation/adaptive.py aggregation/self_consistency.py aggregation/study_figures.py \
+	aggregation/adaptive_services.py annotation/queue_order.py annotation/repeat_services.py annotation/repeat_selectors.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 

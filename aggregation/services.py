@@ -43,8 +43,8 @@ from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 from numpy.typing import NDArray
 
+from aggregation import adaptive_services, ifs, study_figures
 from aggregation import agreement as agreement_maths
-from aggregation import ifs
 from aggregation import weights as weights_maths
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from annotation.models import Annotation, Assignment
@@ -751,10 +751,11 @@ def annotator_aggregates_recompute(*, project_id: int) -> bool:
     consensus weight and working figures; returns True when the weights moved (an annotator appeared or left, or
     a weight changed by more than WEIGHT_CHANGE_TOLERANCE of the largest).
 
-    Consistency needs repeat judgments of the same item by the same annotator, which this data model does not
-    hold (one annotation per annotator × item, revisions are corrections, not repeats): it is stored empty and
-    Eq. 8 renormalises its coefficient away (see aggregation.weights). The hesitation-variance proxy is not used,
-    so no quality score is built from hesitation. ``weight`` is normalised to sum 1 over the project's annotators.
+    Consistency comes from the annotator's answered repeats (annotation.models.Repeat: the same item shown to them
+    again, unannounced; revisions are corrections, not repeats); without repeats it is stored empty and Eq. 8
+    renormalises its coefficient away (see aggregation.weights). The hesitation-variance proxy is not used, so no
+    quality score is built from hesitation. The study figures (aggregation.study_figures) are stored here too, from
+    the same arrays. ``weight`` is normalised to sum 1 over the project's annotators.
     """
     project = Project.objects.get(pk=project_id)
     data = judgments_load(project=project)
@@ -766,6 +767,7 @@ def annotator_aggregates_recompute(*, project_id: int) -> bool:
         return bool(before)
 
     mu, nu, present, criterion_weights = _annotator_layout(data)
+    repeats = study_figures.repeat_layout(data=data, shape=mu.shape)
     eq8 = weights_maths.annotator_weights(
         mu,
         nu,
@@ -775,6 +777,9 @@ def annotator_aggregates_recompute(*, project_id: int) -> bool:
         criterion_weights=criterion_weights,
         tolerance=project.tie_tolerance,
         consistency_source="repeats",
+        repeat_mu=repeats[0],
+        repeat_nu=repeats[1],
+        repeat_mask=repeats[2],
     )
     if present.any():
         consensus_weight = weights_maths.iterative_consensus_weights(mu, nu, present).weight
@@ -809,6 +814,9 @@ def annotator_aggregates_recompute(*, project_id: int) -> bool:
         )
         for a in range(n_annotators)
     ]
+    study_figures.study_figures_recompute(
+        project_id=project.pk, data=data, layout=(mu, nu, present), repeats=repeats, signed=signed_preferences(data)
+    )
     # blind_agreement and blind_n belong to the suggestion figures: never overwritten here.
     AnnotatorAggregate.objects.bulk_create(
         rows,
@@ -1079,6 +1087,7 @@ def project_aggregates_recompute(*, project_id: int) -> dict[str, Any]:
     moved = annotator_aggregates_recompute(project_id=project_id)
     items = item_aggregates_recompute(project_id=project_id) if moved or _items_behind_settings(project_id) else 0
     project_agreement_recompute(project_id=project_id)
+    adaptive_services.adaptive_overlap_plan(project_id=project_id)
     # After the agreement: the suggestion figures (connected by the suggestions app) put the human-human ceiling
     # beside the model's agreement, then the handoff rule reads them.
     events.figures_recomputed(project_id=project_id)

@@ -18,6 +18,7 @@ from markdown_it import MarkdownIt
 
 from annotation import judgment
 from annotation.models import Annotation, Assignment, SuggestionExposure
+from annotation.repeat_selectors import repeat_open_for
 from annotation.request_selectors import requests_verifying, requests_withholding
 from projects.models import TIE, Criterion, Item, Membership, Project, Response, Suggestion, SuggestionValue
 from projects.selectors import item_responses, project_criteria
@@ -253,6 +254,9 @@ def annotation_page_context(
     order = [p for p in assignment.response_order if p in by_position]
     criteria = project_criteria(project)
     annotation = annotation_get_own(project=project, item=item, annotator=annotator)
+    if annotation is not None and repeat_open_for(project=project, item=item, annotator=annotator) is not None:
+        # An unannounced repeat: the page is the item as first shown, without the earlier judgment.
+        annotation = None
 
     purpose = PURPOSE_RESOLUTION if stage == "resolution" else PURPOSE_PAGE
     suggestion = suggestion_visible_for(

@@ -31,7 +31,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation import judgment
+from annotation import judgment, queue_order
 from annotation.models import (
     Annotation,
     AnnotationRevision,
@@ -280,6 +280,11 @@ def _claim_next(
     if own is not None:
         return own
     if project.phase == Project.Phase.COLLECTING:
+        first = queue_order.queue_first(project=project, annotator=annotator, now=now)
+        if isinstance(first, Assignment):  # an unannounced repeat: the person's own earlier assignment
+            return first
+        if first is not None and (escalated := _first_with_room(first)) is not None:
+            return _new_assignment(project=project, item=escalated, annotator=annotator, now=now)
         # Inside a caller's transaction the scan needs no block of its own (a savepoint would only add two
         # statements).
         claim = _claim_new_in_transaction if in_transaction else _claim_new

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from annotation import resolution_services, selectors, services, study_views
+from annotation import repeat_services, resolution_services, selectors, services, study_views
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
 from projects.models import Item, Project
@@ -155,7 +155,7 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         and study_views.PARTICIPANT_SESSION_KEY not in request.session
     )
     try:
-        _, claimed = services.annotation_save_and_claim_next(
+        _, claimed = repeat_services.judgment_save_and_claim_next(
             project=project, item=item, annotator=request.user, claim_next=claim_next, source="page", **arguments
         )
     except ValidationError as error:
