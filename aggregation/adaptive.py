@@ -26,6 +26,8 @@ from numpy.typing import ArrayLike
 
 HESITANT = 1
 DISPUTED = 2
+#: A tied preference, as the project stores it (projects.models.TIE).
+TIE = -1
 REASONS = {HESITANT: "hesitant", DISPUTED: "disputed"}
 
 #: Defaults: hesitation at or above 0.4 (sliders that leave 40 % undecided), agreement below 0.6 (about the
@@ -110,22 +112,28 @@ def allocate(
 def changes(
     before_preferred: ArrayLike, after_preferred: ArrayLike, before_margin: ArrayLike, after_margin: ArrayLike
 ) -> dict[str, int]:
-    """What extra labels did to the aggregates of the items that got them: ``flipped`` (the preferred response
-    changed, a tie counts as a response), ``firmed`` (same preference, larger |margin|), ``weakened`` (same, smaller
-    |margin|), ``unchanged``. Items without a before or an after preference (NaN or None) are left out."""
+    """What extra labels did to the aggregates of the items that got them. Preferences are positions, ``TIE``
+    (−1) for a tie; margins are S_best − S_worst.
+
+    * ``flipped``: one response was preferred before and another after;
+    * ``firmed``: a tie became a preference, or the same preference with a larger margin;
+    * ``weakened``: a preference became a tie, or the same preference with a smaller margin;
+    * ``unchanged``: the rest. Items without a before or an after preference (NaN) are left out.
+    """
     b = np.asarray(before_preferred, dtype=np.float64)
     a = np.asarray(after_preferred, dtype=np.float64)
     bm = np.abs(np.asarray(before_margin, dtype=np.float64))
     am = np.abs(np.asarray(after_margin, dtype=np.float64))
     known = ~np.isnan(b) & ~np.isnan(a)
-    flipped = known & (a != b)
+    b_tie, a_tie = b == TIE, a == TIE
+    flipped = known & ~b_tie & ~a_tie & (a != b)
     same = known & (a == b)
-    both_margins = same & ~np.isnan(bm) & ~np.isnan(am)
-    firmed = both_margins & (am > bm + 1e-9)
-    weakened = both_margins & (am < bm - 1e-9)
+    margins = same & ~np.isnan(bm) & ~np.isnan(am)
+    firmed = (known & b_tie & ~a_tie) | (margins & (am > bm + 1e-9))
+    weakened = (known & ~b_tie & a_tie) | (margins & (am < bm - 1e-9))
     return {
         "flipped": int(flipped.sum()),
         "firmed": int(firmed.sum()),
         "weakened": int(weakened.sum()),
-        "unchanged": int((same & ~firmed & ~weakened).sum()),
+        "unchanged": int((known & ~flipped & ~firmed & ~weakened).sum()),
     }

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, IntegerField, Value
+from django.db.models import Count, IntegerField, Q, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
@@ -203,17 +203,14 @@ def study_figures_recompute(
     """Compute and store the study figures. ``layout``: (μ, ν, present) of ``_annotator_layout(data)``;
     ``repeats``: :func:`repeat_layout` of the same shape; ``signed``: signed preferences per (item, slot)."""
     project = data.project
-    counts = dict(
-        Repeat.objects.filter(project_id=project_id)
-        .values_list("answered_at__isnull")
-        .annotate(n=Count("pk"))
-        .values_list("answered_at__isnull", "n")
+    counts = Repeat.objects.filter(project_id=project_id).aggregate(
+        answered=Count("pk", filter=Q(answered_at__isnull=False)), total=Count("pk")
     )
     study = {
         "repeats": {
             "rate": project.repeat_rate,
-            "answered": counts.get(False, 0),
-            "open": counts.get(True, 0),
+            "answered": counts["answered"],
+            "open": counts["total"] - counts["answered"],
             "delay_items": project.repeat_delay_items,
             "delay_minutes": project.repeat_delay_minutes,
         },
