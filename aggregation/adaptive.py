@@ -85,6 +85,8 @@ def allocate(
     hesitation_threshold: float = DEFAULT_HESITATION_THRESHOLD,
     dispute_threshold: float = DEFAULT_DISPUTE_THRESHOLD,
     minimum_annotators: int = DEFAULT_MINIMUM_ANNOTATORS,
+    margin: ArrayLike | None = None,
+    batch: int | None = None,
 ) -> Allocation:
     """One round of the rule in the module docstring. ``extra_given``: extra labels each item already had (or has
     open); ``budget``: extra labels the project may still spend. Deterministic: ties in urgency go to the lower
@@ -98,6 +100,11 @@ def allocate(
     given = np.asarray(extra_given, dtype=np.int64)
     if labels.shape != reason.shape or given.shape != reason.shape:
         raise ValueError("every argument needs one entry per item")
+    if margin is not None:
+        # Among uncertain items, those nearest to a tie first: there one more label is likeliest to change the
+        # preference; a hesitant item already far from a tie keeps its preference whatever comes.
+        closeness = 1.0 - np.minimum(np.abs(np.nan_to_num(np.asarray(margin, dtype=np.float64), nan=0.0)), 1.0)
+        urgency = urgency * closeness
     qualifies = (reason > 0) & (labels >= minimum_annotators) & (given < cap)
     reason = np.where(qualifies, reason, 0)
     extra = np.zeros(reason.shape, dtype=np.int64)
@@ -105,7 +112,7 @@ def allocate(
     if candidates.size and budget:
         # Most urgent first; a stable sort keeps the lower index first among equals.
         ranked = candidates[np.argsort(-urgency[candidates], kind="stable")]
-        extra[ranked[:budget]] = 1
+        extra[ranked[: budget if batch is None else min(budget, batch)]] = 1
     return Allocation(extra=extra, reason=reason.astype(np.int64), urgency=np.where(qualifies, urgency, 0.0))
 
 

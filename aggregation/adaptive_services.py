@@ -65,6 +65,8 @@ def adaptive_overlap_plan(*, project_id: int) -> int:
         hesitation_threshold=project.adaptive_hesitation,
         dispute_threshold=project.adaptive_dispute,
         minimum_annotators=max(2, project.overlap),
+        # S_best − S_worst ∈ [0, 2]; halved it is |s| of the common scale, as the rule expects.
+        margin=column(7, 0.0) / 2.0,
     )
     chosen = np.flatnonzero(plan.extra)
     for index in chosen:

@@ -71,7 +71,8 @@ def repeat_answer(
     return repeat
 
 
-@transaction.atomic
+# Not atomic itself: the ordinary save opens its own transaction, and a block around it would add a savepoint's two
+# statements to every save-and-next (tests/annotation/test_save_and_next_query_budget.py).
 def judgment_save_and_claim_next(
     *, project: Project, item: Item, annotator: AbstractBaseUser, claim_next: bool, **save: Any
 ) -> tuple[Annotation | Repeat, Assignment | None]:
@@ -81,7 +82,15 @@ def judgment_save_and_claim_next(
         return services.annotation_save_and_claim_next(
             project=project, item=item, annotator=annotator, claim_next=claim_next, **save
         )
+    return _repeat_answer_and_claim_next(project=project, item=item, annotator=annotator, claim_next=claim_next, **save)
+
+
+@transaction.atomic
+def _repeat_answer_and_claim_next(
+    *, project: Project, item: Item, annotator: AbstractBaseUser, claim_next: bool, **save: Any
+) -> tuple[Repeat, Assignment | None]:
     repeat = repeat_answer(project=project, item=item, annotator=annotator, **save)
-    assert repeat is not None  # open a moment ago, and this transaction holds its row now
+    if repeat is None:  # answered meanwhile (a second tab): the post was the same judgment, nothing more to do
+        repeat = Repeat.objects.get(project=project, item=item, annotator_id=annotator.pk)
     claimed = services.assignment_claim_next(project=project, annotator=annotator) if claim_next else None
     return repeat, claimed

@@ -59,23 +59,34 @@ def flag_rates(*, biases: tuple[float, ...], runs: int, n: int, seed: int = 2026
 @dataclass(frozen=True)
 class Overlap:
     n_items: int = 400
-    k: int = 3  # labels per item under the uniform design
+    k: int = 4  # labels per item under the uniform design; the adaptive one starts from k − 1
     cap: int = 4  # extra labels per item at most (adaptive)
+    #: "difficulty": items differ in how hard they are to judge, independently of how close the truth is; label
+    #: noise and hesitation both grow with difficulty. "closeness": noise and hesitation grow as |θ| shrinks, so the
+    #: hesitant items are the near-ties, whose sign is a coin flip however many labels they get.
+    world: str = "closeness"
     close_share: float = 0.4
+    hesitation: float = 0.4
+    dispute: float = 0.6
+    by_margin: bool = True
+    batch: float = 0.05  # share of the items that may get a label per round
     seed: int = 7
 
 
-def _items(rng: np.random.Generator, setup: Overlap) -> np.ndarray:
+def _items(rng: np.random.Generator, setup: Overlap) -> tuple[np.ndarray, np.ndarray]:
+    """(θ, difficulty ∈ [0, 1]) per item."""
+    if setup.world == "difficulty":
+        return rng.uniform(-1.0, 1.0, setup.n_items), rng.beta(0.7, 1.5, setup.n_items)
     close = rng.random(setup.n_items) < setup.close_share
     clear = rng.choice([-1, 1], setup.n_items) * rng.uniform(0.3, 1.0, setup.n_items)
-    return np.where(close, rng.uniform(-0.25, 0.25, setup.n_items), clear)
+    theta = np.where(close, rng.uniform(-0.25, 0.25, setup.n_items), clear)
+    return theta, 1.0 - np.abs(theta)
 
 
-def _label(rng: np.random.Generator, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _label(rng: np.random.Generator, theta: np.ndarray, difficulty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(signed preference s, hesitation π) of one new label per given item."""
-    closeness = 1.0 - np.abs(theta)
-    s = np.clip(theta + rng.normal(0.0, 0.25 + 0.45 * closeness), -1.0, 1.0)
-    pi = np.clip(0.6 * closeness + rng.normal(0.0, 0.1, theta.size), 0.0, 1.0 - np.abs(s))
+    s = np.clip(theta + rng.normal(0.0, 0.25 + 0.45 * difficulty), -1.0, 1.0)
+    pi = np.clip(0.6 * difficulty + rng.normal(0.0, 0.1, theta.size), 0.0, 1.0 - np.abs(s))
     return s, pi
 
 
@@ -103,30 +114,41 @@ def _errors(theta: np.ndarray, mean_s: np.ndarray) -> tuple[float, float]:
 def overlap_run(setup: Overlap, seed: int) -> dict[str, float]:
     """Sign error and mean absolute error of uniform and adaptive designs with the same total number of labels."""
     rng = np.random.default_rng(seed)
-    theta = _items(rng, setup)
+    theta, difficulty = _items(rng, setup)
     budget_total = setup.n_items * setup.k
 
     uniform: list[list[tuple[float, float]]] = [[] for _ in range(setup.n_items)]
     for _ in range(setup.k):
-        s, pi = _label(rng, theta)
+        s, pi = _label(rng, theta, difficulty)
         for i in range(setup.n_items):
             uniform[i].append((s[i], pi[i]))
 
     adaptive: list[list[tuple[float, float]]] = [[] for _ in range(setup.n_items)]
     for _ in range(setup.k - 1):
-        s, pi = _label(rng, theta)
+        s, pi = _label(rng, theta, difficulty)
         for i in range(setup.n_items):
             adaptive[i].append((s[i], pi[i]))
     budget = budget_total - setup.n_items * (setup.k - 1)
     given = np.zeros(setup.n_items, dtype=np.int64)
     while budget > 0:
-        _, mean_pi, agree = _aggregate(adaptive)
+        mean_s, mean_pi, agree = _aggregate(adaptive)
         counts = np.array([len(item) for item in adaptive])
-        plan = allocate(mean_pi, agree, counts, given, cap=setup.cap, budget=budget)
+        plan = allocate(
+            mean_pi,
+            agree,
+            counts,
+            given,
+            cap=setup.cap,
+            budget=budget,
+            hesitation_threshold=setup.hesitation,
+            dispute_threshold=setup.dispute,
+            margin=mean_s if setup.by_margin else None,
+            batch=max(1, int(setup.batch * setup.n_items)),
+        )
         if plan.spent == 0:
             break
         chosen = np.flatnonzero(plan.extra)
-        s, pi = _label(rng, theta[chosen])
+        s, pi = _label(rng, theta[chosen], difficulty[chosen])
         for j, i in enumerate(chosen):
             adaptive[i].append((s[j], pi[j]))
         given[chosen] += 1
@@ -135,7 +157,7 @@ def overlap_run(setup: Overlap, seed: int) -> dict[str, float]:
     while budget > 0:
         counts = np.array([len(item) for item in adaptive])
         chosen = np.argsort(counts, kind="stable")[:budget]
-        s, pi = _label(rng, theta[chosen])
+        s, pi = _label(rng, theta[chosen], difficulty[chosen])
         for j, i in enumerate(chosen):
             adaptive[i].append((s[j], pi[j]))
         budget -= chosen.size
@@ -159,20 +181,22 @@ def main(argv: list[str]) -> None:
     for n in (30, 100, 300):
         rates = flag_rates(biases=biases, runs=runs, n=n)
         print(f"{n:>9}  " + "  ".join(f"{rates[b]:>9.3f}" for b in biases))
-    overlap_runs_n = max(runs // 10, 10)
-    setup = Overlap()
-    result = overlap_runs(setup, overlap_runs_n)
-    print(
-        f"\nAdaptive overlap vs uniform at equal budget ({setup.n_items} items × {setup.k} labels, cap {setup.cap}, "
-        f"{overlap_runs_n} runs): mean (sd) over runs"
-    )
-    for metric, name in (("sign", "wrong preference"), ("abs", "mean |s̄ − θ|")):
-        u, a = result[f"uniform_{metric}"], result[f"adaptive_{metric}"]
-        diff = a - u
+    overlap_runs_n = max(runs // 4, 10)
+    for world in ("closeness", "difficulty"):
+        setup = Overlap(world=world)
+        result = overlap_runs(setup, overlap_runs_n)
         print(
-            f"{name:>17}: uniform {u.mean():.4f} ({u.std():.4f})  adaptive {a.mean():.4f} ({a.std():.4f})  "
-            f"ratio {a.mean() / u.mean():.3f}  adaptive better in {np.mean(diff < 0):.0%} of runs"
+            f"\nAdaptive overlap vs uniform at equal budget, {world} world ({setup.n_items} items × {setup.k} labels, "
+            f"cap {setup.cap}, {overlap_runs_n} runs): mean (sd) over runs"
         )
+        for metric, name in (("sign", "wrong preference"), ("abs", "mean |s̄ − θ|")):
+            u, a = result[f"uniform_{metric}"], result[f"adaptive_{metric}"]
+            d = a - u
+            t = d.mean() / (d.std(ddof=1) / np.sqrt(d.size))
+            print(
+                f"{name:>17}: uniform {u.mean():.4f} ({u.std():.4f})  adaptive {a.mean():.4f} ({a.std():.4f})  "
+                f"ratio {a.mean() / u.mean():.3f}  paired t {t:+.1f}  adaptive better in {np.mean(a < u):.0%} of runs"
+            )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ uncertain first."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,12 +13,16 @@ from aggregation.adaptive import DISPUTED, HESITANT, TIE, allocate, changes, cla
 from tests.maths.study_simulations import Overlap, overlap_runs
 
 
+@pytest.mark.slow
 def test_fewer_wrong_preferences_at_equal_budget():
-    result = overlap_runs(Overlap(n_items=300), runs=8)
-    uniform, adaptive = result["uniform_sign"], result["adaptive_sign"]
-    # The same seeds for both designs: compare run by run as well as on average.
-    assert adaptive.mean() < 0.95 * uniform.mean()
-    assert np.mean(adaptive < uniform) >= 0.6
+    """Where hesitation marks the close calls (the paper's premise), adaptive overlap gets fewer preferences wrong
+    than uniform overlap with the same labels: significantly, run by run (paired t below −2 over 30 seeded runs;
+    measured −3.3 and −3.7 at two seeds far apart)."""
+    result = overlap_runs(Overlap(n_items=300, world="closeness", seed=1), runs=30)
+    difference = result["adaptive_sign"] - result["uniform_sign"]
+    t = difference.mean() / (difference.std(ddof=1) / np.sqrt(difference.size))
+    assert t < -2.0
+    assert result["adaptive_sign"].mean() < result["uniform_sign"].mean()
 
 
 items = st.integers(min_value=1, max_value=40)
