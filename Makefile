@@ -20,7 +20,8 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py \
 	annotation/note_services.py annotation/note_selectors.py \
 	aggregation/position_bias.py aggregation/adaptive.py aggregation/self_consistency.py aggregation/study_figures.py \
-	aggregation/adaptive_services.py annotation/queue_order.py annotation/repeat_services.py annotation/repeat_selectors.py
+	aggregation/adaptive_services.py aggregation/study_selectors.py annotation/queue_order.py annotation/repeat_services.py \
+	annotation/repeat_selectors.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 
