@@ -276,6 +276,7 @@ class Repeat(models.Model):
     likert_value = models.PositiveSmallIntegerField(null=True, blank=True)
     time_spent_ms = models.PositiveIntegerField(default=0)
     items_between = models.PositiveIntegerField(help_text="The annotator's other labels between the two judgments.")
+    skip_reason = models.CharField(max_length=300, blank=True, help_text="Skipped instead of answered: no values.")
     served_at = models.DateTimeField()
     answered_at = models.DateTimeField(null=True, blank=True)
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -69,6 +70,29 @@ def repeat_answer(
     repeat.answered_at = timezone.now()
     repeat.save(update_fields=["binary_choice", "likert_value", "time_spent_ms", "answered_at"])
     return repeat
+
+
+@transaction.atomic
+def repeat_skip(*, project: Project, item: Item, annotator: AbstractBaseUser, reason: str) -> bool:
+    """Skip an open repeat as an ordinary item is skipped (the same rules and messages, so the skip does not give
+    the repeat away); False when the person has no open repeat of the item. A skipped repeat has no judgment and
+    counts for nothing."""
+    repeat = (
+        Repeat.objects.select_for_update()
+        .filter(project=project, item=item, annotator_id=annotator.pk, answered_at__isnull=True)
+        .first()
+    )
+    if repeat is None:
+        return False
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"skip_reason": "Say why you skip this item (it helps the lead fix bad items)."})
+    if len(reason) > services.SKIP_REASON_MAX:
+        raise ValidationError({"skip_reason": f"Keep the reason under {services.SKIP_REASON_MAX} characters."})
+    repeat.skip_reason = reason
+    repeat.answered_at = timezone.now()
+    repeat.save(update_fields=["skip_reason", "answered_at"])
+    return True
 
 
 # Not atomic itself: the ordinary save opens its own transaction, and a block around it would add a savepoint's two

@@ -197,7 +197,8 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     if reason == "other":
         reason = request.POST.get("skip_other", "")
     try:
-        services.assignment_skip(project=project, item=item, annotator=request.user, reason=reason)
+        if not repeat_services.repeat_skip(project=project, item=item, annotator=request.user, reason=reason):
+            services.assignment_skip(project=project, item=item, annotator=request.user, reason=reason)
     except ValidationError as error:
         assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
         return _render_item(

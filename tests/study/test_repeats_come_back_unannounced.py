@@ -11,6 +11,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Annotation, JudgmentValue, Repeat, RepeatValue
@@ -117,3 +118,17 @@ def test_no_repeats_at_rate_zero(project, annotator, annotator_client):
     with pytest.raises(pytest.fail.Exception):
         _label_until_repeat(annotator_client, project, annotator, limit=6)
     assert not Repeat.objects.exists()
+
+
+def test_skipping_a_repeat_reads_like_skipping_any_item(repeating, annotator, annotator_client):
+    item_id, _, _ = _label_until_repeat(annotator_client, repeating, annotator)
+    skip = reverse("annotate_skip", kwargs={"project_id": repeating.pk, "item_id": item_id})
+    refused = annotator_client.post(skip, {"skip_reason": ""}).content.decode()
+    assert "Say why you skip this item" in refused
+    assert "already labelled" not in refused
+    assert annotator_client.post(skip, {"skip_reason": "unclear"}).status_code == 302
+    repeat = Repeat.objects.get(item_id=item_id, annotator=annotator)
+    assert repeat.skip_reason == "unclear"
+    assert repeat.answered_at is not None
+    assert not RepeatValue.objects.filter(repeat=repeat).exists()
+    assert _served_item(annotator_client.get(next_url(repeating)).content.decode()) != item_id
