@@ -18,7 +18,13 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	suggestions/rubber_stamp.py annotation/resolution_services.py annotation/request_selectors.py aggregation/export_card.py \
 	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py \
-	annotation/note_services.py annotation/note_selectors.py \
+	annotation/note_services.py annotation/note_selectors.py annotation/checks.py annotation/claim_services.py config/auth.py \
+	annotation/label_selectors.py annotation/home_selectors.py \
+	aggregation/figure_settings.py aggregation/judgments.py aggregation/loading.py aggregation/item_figures.py \
+	aggregation/annotator_figures.py aggregation/project_figures.py aggregation/writers.py projects/preference.py \
+	aggregation/ifs_operators.py aggregation/consensus.py aggregation/signed.py aggregation/export_options.py \
+	annotation/crossover_design.py annotation/crossover_services.py annotation/crossover_selectors.py \
+	aggregation/method_comparison.py aggregation/method_study_report.py \
 	aggregation/position_bias.py aggregation/adaptive.py aggregation/self_consistency.py aggregation/study_figures.py \
 	aggregation/adaptive_services.py aggregation/study_selectors.py annotation/queue_order.py annotation/repeat_services.py \
 	annotation/repeat_selectors.py

@@ -16,16 +16,22 @@ A *domain* (the items above a confidence cut, the items with gold, the items who
 given by NaN in ``values`` for drawn items outside it. Those items still count in the variance: they are part of
 the sample, contributing 0, which is what makes a domain estimate's variance honest about its random size.
 
-**Variance: the with-replacement (ultimate cluster) approximation, stratified.** With z_i the item's linearised
-contribution (Hájek: d_i (y_i − R) / Σ d; HT: d_i y_i / N), v = Σ_h n_h/(n_h − 1) Σ_{i∈h} (z_i − z̄_h)². Why this
-and not Sen-Yates-Grundy: y_i is itself an estimate, a mean of a few labels of item i that share its difficulty
-(two-stage sampling: items, then labels within items). The items are the clusters; the spread of the item means
-y_i carries both stages, the between-item variation and the label noise within items, and the with-replacement form
-uses exactly that spread. Sen-Yates-Grundy with the exact joint probabilities of stratified sampling without
-replacement measures only the first stage and would need a separate within-item term. The price is the finite
-population correction it leaves out, (1 − n_h/N_h): the interval is conservative by that factor, negligible when a
-few hundred of thousands of items are drawn (the simulation draws 4-7 % per stratum and still covers 95 %).
-A stratum with one drawn item has no spread to measure; such strata are pooled into one.
+**Variance: the ultimate cluster form, stratified, with the finite population correction of a two-stage design.**
+With z_i the item's linearised contribution (Hájek: d_i (y_i − R) / Σ d; HT: d_i y_i / N), the with-replacement
+form is v_WR = Σ_h n_h/(n_h − 1) Σ_{i∈h} (z_i − z̄_h)². y_i is itself an estimate, a mean of a few labels of item i
+that share its difficulty (two stages: items, then labels within items). The items are the clusters; the spread of
+the item means y_i carries both stages, which is why this form and not Sen-Yates-Grundy on the first stage alone.
+Items are drawn without replacement from finite strata (n_h of N_h, f_h = n_h/N_h = π_i), which removes the share f_h
+of the first stage's variance but none of the label noise within items (Särndal, Swensson and Wretman 1992, Model
+Assisted Survey Sampling, result 4.3.1; Cochran 1977, Sampling Techniques, §10.2). So
+
+    v = Σ_h (1 − f_h) n_h/(n_h − 1) Σ_{i∈h} (z_i − z̄_h)²  +  Σ_i d_i V̂_2i / D²
+
+with D = Σ d (Hájek) or N (HT) and V̂_2i = y_i(1 − y_i)/(m_i − 1), the unbiased estimate of the variance of a share
+of m_i labels (items with one label borrow the mean per-label variance of the others). Without the correction the
+calibration bins, 50 items of 1,000-2,000, covered 96-97 %. Poisson draws (audit) get the same (1 − π_i) factor,
+which is their variance's too. Gold values have no second stage (no ``trials``). A stratum with one drawn item has
+no spread to measure; such strata are pooled into one.
 
 **Interval**: as for every proportion in Penumbra (:mod:`aggregation.intervals`), a Wilson score interval on the
 effective sample size n_eff = R(1 − R)/v (Kish's n/deff, capped at the number of labels), with the Korn-Graubard
@@ -126,19 +132,35 @@ def _collapsed_strata(strata: np.ndarray) -> np.ndarray:
     return out
 
 
-def with_replacement_variance(z: ArrayLike, strata: ArrayLike | None = None) -> float:
-    """Σ_h n_h/(n_h − 1) Σ_{i∈h} (z_i − z̄_h)² over the drawn items (module docstring)."""
+def with_replacement_variance(
+    z: ArrayLike, strata: ArrayLike | None = None, fraction: ArrayLike | None = None
+) -> float:
+    """Σ_h (1 − f_h) n_h/(n_h − 1) Σ_{i∈h} (z_i − z̄_h)² over the drawn items (module docstring), with f_h the mean
+    of ``fraction`` (each item's inclusion probability, n_h/N_h in a stratified draw) over the stratum; without
+    ``fraction``, f_h = 0: the with-replacement form."""
     values = np.asarray(z, dtype=np.float64).ravel()
     if values.size < 2:
         return math.nan
     h = np.zeros(values.size, dtype=np.int64) if strata is None else np.asarray(strata).ravel()
+    f = np.zeros(values.size) if fraction is None else np.asarray(fraction, dtype=np.float64).ravel()
     groups = _collapsed_strata(h)
     _, g = np.unique(groups, return_inverse=True)
     n = np.bincount(g).astype(np.float64)
     mean = np.bincount(g, weights=values) / n
     squares = np.bincount(g, weights=(values - mean[g]) ** 2)
+    correction = 1.0 - np.bincount(g, weights=f) / n
     usable = n > 1
-    return float(np.sum(n[usable] / (n[usable] - 1.0) * squares[usable]))
+    return float(np.sum(correction[usable] * n[usable] / (n[usable] - 1.0) * squares[usable]))
+
+
+def _within_item_variance(y: FloatArray, trials: FloatArray, bound: float) -> FloatArray:
+    """Each item's second-stage variance: of its share y_i of m_i labels, y(1 − y)/(m − 1) (unbiased for
+    a_i(1 − a_i)/m_i); an item with one label borrows the mean of m y(1 − y)/(m − 1) over the items with several,
+    or ``bound`` (R(1 − R), which bounds the mean a(1 − a)) when there are none."""
+    several = trials >= 2
+    per_label = np.where(several, y * (1.0 - y) * trials / np.maximum(trials - 1.0, 1.0), np.nan)
+    pooled = float(np.mean(per_label[several])) if several.any() else bound
+    return np.where(several, per_label, pooled) / np.maximum(trials, 1.0)
 
 
 def _estimate(
@@ -181,8 +203,14 @@ def _estimate(
         z = dg * yd / population_size
     if items == 1:
         return DesignEstimate(value, (0.0, 1.0), 1, labels, estimated_size, None, method)
-    variance = with_replacement_variance(z, h)
     p_hat = min(max(value, 0.0), 1.0)
+    # Without replacement the first stage shrinks by (1 − f_h); the label noise within items does not, so the
+    # share f_h of it that the correction removed is added back: Σ π_i (d_i/D)² V_2i = Σ d_i V_2i / D².
+    variance = with_replacement_variance(z, h, p)
+    if trials is not None:
+        scale = estimated_size if population_size is None else population_size
+        within = _within_item_variance(y[inside], t[inside], p_hat * (1.0 - p_hat))
+        variance += float(d[inside] @ within) / scale**2
     binomial = p_hat * (1.0 - p_hat)
     # Hájek's v is then rounding noise and says nothing (HT's still measures the spread of the weights).
     constant = method == "hajek" and float(np.ptp(y[inside])) == 0.0

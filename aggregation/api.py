@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -18,15 +18,22 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from aggregation.export import FORMATS, MAX_MIN_ANNOTATORS, PAIRS, TIES, ExportOptions, export_filename, export_lines
+from aggregation.export import export_filename, export_lines
 from aggregation.export_card import export_card
+from aggregation.export_options import FORMATS, MAX_MIN_ANNOTATORS, PAIRS, TIES, ExportOptions
 from aggregation.export_tasks import export_job_start
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
-from aggregation.selectors import Staleness, figures_staleness
+from aggregation.selectors import (
+    Staleness,
+    annotator_aggregates_for_lead,
+    figures_staleness,
+    item_aggregates_for_lead,
+    project_aggregate_for_lead,
+)
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
 from projects.jobs import job_stream_bytes
 from projects.models import Job
-from projects.selectors import project_get_for_lead
+from projects.selectors import job_get_for_lead, project_get_for_lead
 
 #: Set on every export answer: "1; reason" while the figures lag behind the labels or the settings, else "0".
 STALE_HEADER = "X-Penumbra-Stale"
@@ -145,8 +152,7 @@ class StatsApi(APIView):
         ),
     )
     def get(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_lead(user=request.user, project_id=project_id)
-        aggregate = ProjectAggregate.objects.filter(project=project).first()
+        project, aggregate = project_aggregate_for_lead(user=request.user, project_id=project_id)
         return Response(stats_for(aggregate, figures_staleness(project=project, aggregate=aggregate)))
 
 
@@ -207,10 +213,9 @@ class ItemAggregateListApi(APIView):
         responses=ItemAggregateSerializer(many=True),
     )
     def get(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_lead(user=request.user, project_id=project_id)
-        rows = ItemAggregate.objects.filter(project=project).select_related("item")
-        if request.query_params.get("provenance") in Provenance.values:
-            rows = rows.filter(provenance=request.query_params["provenance"])
+        rows = item_aggregates_for_lead(
+            user=request.user, project_id=project_id, provenance=request.query_params.get("provenance")
+        )
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(ItemAggregateSerializer(page, many=True).data)
@@ -219,8 +224,7 @@ class ItemAggregateListApi(APIView):
 class AnnotatorAggregateListApi(APIView):
     @extend_schema(responses=AnnotatorAggregateSerializer(many=True))
     def get(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_lead(user=request.user, project_id=project_id)
-        rows = AnnotatorAggregate.objects.filter(project=project).select_related("annotator").order_by("-weight")
+        rows = annotator_aggregates_for_lead(user=request.user, project_id=project_id)
         return Response(AnnotatorAggregateSerializer(rows, many=True).data)
 
 
@@ -313,11 +317,7 @@ class ExportCardApi(APIView):
 class ExportDownloadApi(APIView):
     @extend_schema(responses={(200, "application/jsonl"): OpenApiResponse(OpenApiTypes.BINARY)})
     def get(self, request: Request, job_id: int) -> StreamingHttpResponse:
-        project_id = Job.objects.filter(pk=job_id, kind=Job.Kind.EXPORT).values_list("project_id", flat=True).first()
-        if project_id is None:
-            raise Http404("No such export.")
-        project = project_get_for_lead(user=request.user, project_id=project_id)
-        job = Job.objects.get(pk=job_id, project=project)
+        job = job_get_for_lead(user=request.user, job_id=job_id, kind=Job.Kind.EXPORT)
         if job.status != Job.Status.DONE:
             raise ValidationError({"job": f"The export is {job.status}; download it once it is done."})
         response = StreamingHttpResponse(job_stream_bytes(job_id=job.pk), content_type="application/jsonl")

@@ -1,9 +1,14 @@
 from django.urls import path
 
-from aggregation import api
+from aggregation import api, method_study_views
 
 urlpatterns = [
     path("projects/<int:project_id>/stats/", api.StatsApi.as_view(), name="api-stats"),
+    path(
+        "projects/<int:project_id>/method-study/report/",
+        method_study_views.MethodStudyReportApi.as_view(),
+        name="api-method-study-report",
+    ),
     path("projects/<int:project_id>/aggregates/items/", api.ItemAggregateListApi.as_view(), name="api-item-aggregates"),
     path(
         "projects/<int:project_id>/aggregates/annotators/",

@@ -15,17 +15,30 @@ no Django.
 * **Certification** (:func:`certification_decision`): certified when the evidence reaches a minimum number of
   items and the interval's lower bound is at least the threshold.
 * **Audit** (:func:`audit_check`): after a handoff or certification, a continuing Poisson sample of the model's
-  labels is checked blind. Once ``minimum`` audited items have answers, the handoff is suspended as soon as the
-  lower bound of the running estimate (over the whole audit, or the last ``window`` audited items) falls below the
-  threshold: the model must keep earning the decision. Checked again at every new answer, this sequential test
-  suspends more often than 2.5 % of the time when accuracy stays just above the threshold; a lead should set the
-  threshold with margin (the simulation reports the false-suspension rate).
+  labels is checked blind, and every new answer is a new look. Suspending whenever a fixed-level lower bound dipped
+  below the threshold at some look made 6.6 % of audits suspend a model whose accuracy never dropped (200 looks,
+  each a fresh 2.5 % chance). The audit is therefore a sequential test by betting (Shafer 2021, "Testing by
+  betting", JRSS A 184(2); Waudby-Smith and Ramdas 2024, "Estimating means of bounded random variables by
+  betting", JRSS B 86(1), §3 and the aGRAPA bet of §B): against H0 "the model's agreement on the audited items is at
+  least the threshold θ", a gambler starting with wealth 1 stakes λ_t on each answer y_t ∈ [0, 1],
+  K_t = Π_{s≤t} (1 + λ_s (θ − y_s)), with λ_s ≥ 0 chosen from the answers before s only (the last
+  :data:`BET_WINDOW`: it bets when they look below θ, nothing otherwise). Under H0 K is a nonnegative
+  supermartingale however the accuracy moves as long as it stays ≥ θ, so by Ville's inequality the chance that K
+  *ever* reaches 1/α over the whole audit, at any number of looks, is at most α (5 %). The handoff is suspended
+  once it has: a drop shows as wealth growing at about KL(accuracy after ‖ θ) per answer, and the good answers before
+  it cost little because nothing was staked on them. The price: a model that falls only just below θ is caught
+  slowly (the test needs evidence that it is below, not a missing proof that it is above); the simulation reports
+  the false-suspension rate and the delay (tests/maths/certification_simulation.py). The running Hájek estimate over
+  the last ``window`` answers is reported beside it for the dashboard. An item's answer is its share of agreeing
+  labels when the audit is checked: a second label arriving later revises an answer already bet on, a small
+  departure from the betting order that the simulation (one label per audited item) does not cover.
 * **Verification** (:func:`verification_rates`): keep and change rates, with the cluster interval over items of
   :mod:`aggregation.intervals` (several people may verify one item).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -174,11 +187,55 @@ def lowest_certifiable_confidence(
     return CutDecision(cut, tested)
 
 
+#: How many recent answers set the audit's next stake: short enough that a drop is bet on within a few answers.
+BET_WINDOW = 20
+#: The most of its wealth the audit stakes on one answer (a fraction of the largest bet that could ruin it).
+MAX_STAKE = 0.5
+
+
 @dataclass(frozen=True)
 class AuditStatus:
     state: AuditState
     reason: str
     estimate: DesignEstimate
+    evidence: float = 1.0  # the running maximum of the wealth K_t: suspended at 1/α
+    suspended_at: int | None = None  # the answer (counted from 1) at which K first reached 1/α
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "reason": self.reason,
+            "estimate": self.estimate.as_dict(),
+            "evidence": self.evidence,
+            "suspended_at": self.suspended_at,
+        }
+
+
+def audit_wealth(values: ArrayLike, *, threshold: float, bet_window: int = BET_WINDOW) -> FloatArray:
+    """The betting wealth K_t after each answer y_t, in order (module docstring). Each stake uses earlier answers
+    only, so the wealth after t answers never changes when later answers arrive."""
+    y = np.asarray(values, dtype=np.float64).ravel()
+    if np.any(np.isnan(y)) or np.any((y < 0.0) | (y > 1.0)):
+        raise ValueError("answers must lie in [0, 1]")
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError("threshold must lie in (0, 1]")
+    if bet_window < 2:
+        raise ValueError("bet_window must be at least 2")
+    cap = MAX_STAKE / max(1.0 - threshold, 1e-9)  # 1 + λ(θ − y) ≥ 1 − MAX_STAKE > 0 for every y ≤ 1
+    log_wealth = 0.0
+    out = np.empty(y.size, dtype=np.float64)
+    for t in range(y.size):
+        recent = y[max(0, t - bet_window) : t]
+        stake = 0.0
+        if recent.size >= 2:
+            # aGRAPA: λ = (θ − μ̂)/(σ̂² + (θ − μ̂)²), the growth-optimal stake to second order; the variance gets a
+            # prior of 1/4 with the weight of one answer, so a run of identical answers does not bet everything.
+            gap = threshold - float(recent.mean())
+            spread = (float(recent.var()) * recent.size + 0.25) / (recent.size + 1)
+            stake = min(max(gap / (spread + gap * gap), 0.0), cap)
+        log_wealth += math.log1p(stake * (threshold - y[t]))
+        out[t] = math.exp(log_wealth)
+    return out
 
 
 def audit_check(
@@ -191,29 +248,44 @@ def audit_check(
     trials: ArrayLike | None = None,
     level: float = 0.95,
 ) -> AuditStatus:
-    """The audit's verdict on the audited items so far, in the order they were drawn (NaN = not answered yet):
-    ``collecting`` below ``minimum`` answered items, then ``suspend`` when the lower bound of the running Hájek
-    estimate (the last ``window`` answered items, or all) is below ``threshold``, else ``passing``."""
+    """The audit's verdict on the audited items so far, in the order they were answered (NaN = not answered yet):
+    ``collecting`` below ``minimum`` answered items, then ``suspend`` once the betting wealth has reached 1/α with
+    α = 1 − ``level`` at any answer so far (module docstring), else ``passing``. The estimate is the running Hájek
+    estimate of the last ``window`` answered items (or all). One Poisson rate per audit: every audited item is one
+    uniform draw of the handed-off items, so the answers are bet on unweighted."""
     y = np.asarray(values, dtype=np.float64).ravel()
     p = np.asarray(probability, dtype=np.float64).ravel()
     t = np.ones(y.size) if trials is None else np.asarray(trials, dtype=np.float64).ravel()
     answered = np.flatnonzero(~np.isnan(y))
+    shown = answered
     if window is not None:
         if window < 2:
             raise ValueError("window must be at least 2")
-        answered = answered[-window:]
-    estimate = hajek(y[answered], p[answered], trials=t[answered], level=level)
-    if estimate.items < minimum:
-        return AuditStatus("collecting", f"{estimate.items} audited items of the {minimum} needed", estimate)
-    low = estimate.lower
-    assert low is not None
-    if low < threshold:
+        shown = answered[-window:]
+    estimate = hajek(y[shown], p[shown], trials=t[shown], level=level)
+    if answered.size < minimum:
+        return AuditStatus("collecting", f"{answered.size} audited items of the {minimum} needed", estimate)
+    wealth = audit_wealth(y[answered], threshold=threshold)
+    bar = 1.0 / (1.0 - level)
+    evidence = float(wealth.max()) if wealth.size else 1.0
+    if evidence >= bar:
+        at = int(np.argmax(wealth >= bar)) + 1
         return AuditStatus(
             "suspend",
-            f"audit lower bound {low:.3f} fell below the threshold {threshold:.3f}: handoff suspended",
+            f"after {at} audit answers the evidence that the model's agreement fell below the threshold "
+            f"{threshold:.3f} reached {bar:.0f} (at most a {1.0 - level:.0%} chance over the whole audit if it had "
+            "not): handoff suspended",
             estimate,
+            evidence,
+            at,
         )
-    return AuditStatus("passing", f"audit lower bound {low:.3f} is at least the threshold {threshold:.3f}", estimate)
+    return AuditStatus(
+        "passing",
+        f"no evidence that the model's agreement fell below the threshold {threshold:.3f} "
+        f"(evidence {evidence:.1f} of the {bar:.0f} that suspends)",
+        estimate,
+        evidence,
+    )
 
 
 @dataclass(frozen=True)
@@ -255,6 +327,7 @@ def verification_rates(kept: ArrayLike, item_index: ArrayLike, level: float = 0.
 
 
 __all__ = [
+    "BET_WINDOW",
     "EVIDENCE_KINDS",
     "REQUEST_KINDS",
     "VERIFICATION",
@@ -263,6 +336,7 @@ __all__ = [
     "CutDecision",
     "Decision",
     "audit_check",
+    "audit_wealth",
     "calibration_curve",
     "certification_decision",
     "evidence_mask",

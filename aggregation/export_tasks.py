@@ -14,8 +14,9 @@ from celery import shared_task
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from aggregation.export import ExportOptions, check_export_options, export_count, export_filename, export_lines
+from aggregation.export import export_count, export_filename, export_lines
 from aggregation.export_card import export_card
+from aggregation.export_options import ExportOptions, check_export_options
 from aggregation.selectors import figures_staleness
 from projects.jobs import Progress, job_enqueue_on_commit, job_output_write, job_run
 from projects.models import Job, Project

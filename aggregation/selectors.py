@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Exists, OuterRef, Prefetch, Subquery
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
 from django.http import Http404
 
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
@@ -272,3 +272,29 @@ def export_job_get(*, user: AnyUser, project_id: int, job_id: int) -> tuple[Proj
     if job is None:
         raise Http404("No such export.")
     return project, job
+
+
+# --- what the REST API lists (leads only) -------------------------------------------------------------------------
+
+
+def project_aggregate_for_lead(*, user: AnyUser, project_id: int) -> tuple[Project, ProjectAggregate | None]:
+    """The project a lead reads figures of, with its stored project figures (None before the first run)."""
+    project = project_get_for_lead(user=user, project_id=project_id)
+    return project, ProjectAggregate.objects.filter(project=project).first()
+
+
+def item_aggregates_for_lead(
+    *, user: AnyUser, project_id: int, provenance: str | None = None
+) -> QuerySet[ItemAggregate]:
+    """The project's item aggregates with their items, of one provenance when given (unknown ones are ignored)."""
+    project = project_get_for_lead(user=user, project_id=project_id)
+    rows = ItemAggregate.objects.filter(project=project).select_related("item")
+    if provenance in Provenance.values:
+        rows = rows.filter(provenance=provenance)
+    return rows
+
+
+def annotator_aggregates_for_lead(*, user: AnyUser, project_id: int) -> QuerySet[AnnotatorAggregate]:
+    """The project's annotators' figures, heaviest weight first."""
+    project = project_get_for_lead(user=user, project_id=project_id)
+    return AnnotatorAggregate.objects.filter(project=project).select_related("annotator").order_by("-weight")

@@ -3,7 +3,7 @@
 Each repeat gives one distance d ∈ [0, 1] between the first and the second judgment of the same item by the same
 person: the Szmidt-Kacprzyk distance averaged over the item's responses × criteria for IFS sliders, and the same
 distance between the (μ, ν) projections of the signed preference for binary and Likert labels (the projection of
-``aggregation.services._annotator_layout``). Consistency = 1 − mean d, the quantity Eq. 8's consistency part uses
+``annotator_figures.annotator_layout``). Consistency = 1 − mean d, the quantity Eq. 8's consistency part uses
 (``aggregation.weights``). Its interval is a t interval over the person's repeats (each repeat is a different item,
 so the distances are independent given the person), clipped to [0, 1]; with one repeat there is none.
 """

@@ -18,14 +18,12 @@ from django.db.models.functions import Cast, Coalesce
 
 from aggregation import adaptive
 from aggregation import agreement as agreement_maths
+from aggregation.judgments import Judgments
 from aggregation.models import ItemAggregate, ProjectAggregate
 from aggregation.position_bias import first_preferred, position_bias
 from aggregation.self_consistency import consistency_with_interval
 from annotation.models import Annotation, ItemEscalation, Repeat, RepeatValue
 from projects.models import PERMILLE, TIE, Project
-
-# ``aggregation.services.Judgments``: named only in words, since that module imports this one.
-Judgments = Any
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 _NO_BINARY = -9
@@ -35,12 +33,13 @@ def _sk_distance(d_mu: FloatArray, d_nu: FloatArray) -> FloatArray:
     return np.asarray(np.sqrt(np.maximum(d_mu * (d_mu + d_nu) + d_nu * d_nu, 0.0)), dtype=np.float64)
 
 
-def repeat_layout(*, data: Judgments, shape: tuple[int, ...]) -> tuple[FloatArray, FloatArray, np.ndarray[Any, Any]]:
-    """Answered repeats in the annotator layout of ``aggregation.services._annotator_layout`` (``shape``: items ×
+def repeat_layout(
+    *, project: Project, data: Judgments, shape: tuple[int, ...]
+) -> tuple[FloatArray, FloatArray, np.ndarray[Any, Any]]:
+    """Answered repeats in the annotator layout of ``annotator_figures.annotator_layout`` (``shape``: items ×
     positions × criteria × annotators): IFS values as they are, binary and Likert answers as the (μ, ν) projection
     of their signed preference, so they compare with the first judgment the same way."""
     rmu, rnu, rmask = np.zeros(shape), np.zeros(shape), np.zeros(shape, dtype=bool)
-    project = data.project
     repeats = Repeat.objects.filter(project_id=project.pk, answered_at__isnull=False)
     if data.item_ids.size == 0 or data.annotator_ids.size == 0:
         return rmu, rnu, rmask
@@ -129,7 +128,7 @@ def _position_bias(data: Judgments, signed: FloatArray) -> dict[str, Any]:
     found = shown.shape[0] > 0 and np.all(shown[at, 0] == data.annotation_ids)
     first = shown[at, 1] if found else np.zeros(n, dtype=np.int64)
     s = signed[data.annotation_item, data.annotation_slot]
-    band = float(data.project.tie_tolerance) / 2.0
+    band = float(data.settings.tie_tolerance) / 2.0
     preferred = np.where(s > band, 0, np.where(s < -band, 1, TIE))
     outcome = first_preferred(preferred, first)
     outcome[np.isnan(s)] = np.nan
@@ -198,12 +197,11 @@ def _adaptive(project: Project) -> dict[str, Any]:
 
 
 def study_figures_recompute(
-    *, project_id: int, data: Judgments, layout: tuple[FloatArray, FloatArray, Any], repeats: Any, signed: FloatArray
+    *, project: Project, data: Judgments, layout: tuple[FloatArray, FloatArray, Any], repeats: Any, signed: FloatArray
 ) -> dict[str, Any]:
-    """Compute and store the study figures. ``layout``: (μ, ν, present) of ``_annotator_layout(data)``;
+    """Compute and store the study figures. ``layout``: (μ, ν, present) of ``annotator_figures.annotator_layout(data)``;
     ``repeats``: :func:`repeat_layout` of the same shape; ``signed``: signed preferences per (item, slot)."""
-    project = data.project
-    counts = Repeat.objects.filter(project_id=project_id).aggregate(
+    counts = Repeat.objects.filter(project_id=project.pk).aggregate(
         answered=Count("pk", filter=Q(answered_at__isnull=False)), total=Count("pk")
     )
     study = {
@@ -218,5 +216,5 @@ def study_figures_recompute(
         "position_bias": _position_bias(data, signed),
         "adaptive": _adaptive(project),
     }
-    ProjectAggregate.objects.update_or_create(project_id=project_id, defaults={"study": study})
+    ProjectAggregate.objects.update_or_create(project_id=project.pk, defaults={"study": study})
     return study

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from aggregation import export_views, views
+from aggregation import export_views, method_study_views, views
 
 urlpatterns = [
     path("projects/<int:project_id>/dashboard/", views.dashboard, name="dashboard"),
@@ -8,4 +8,19 @@ urlpatterns = [
     path("projects/<int:project_id>/items/<int:item_id>/review/", views.item_review, name="item_review"),
     path("projects/<int:project_id>/export/", export_views.export_page, name="export_page"),
     path("projects/<int:project_id>/export/<int:job_id>/", export_views.export_job, name="export_job"),
+    path(
+        "projects/<int:project_id>/method-study/report/",
+        method_study_views.method_study_report_page,
+        name="method_study_report",
+    ),
+    path(
+        "projects/<int:project_id>/method-study/report/figures.csv",
+        method_study_views.method_study_report_csv,
+        name="method_study_report_csv",
+    ),
+    path(
+        "projects/<int:project_id>/method-study/report/<str:plot>.svg",
+        method_study_views.method_study_report_svg,
+        name="method_study_report_svg",
+    ),
 ]

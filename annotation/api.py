@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -17,15 +16,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Annotation, JudgmentValue
-from annotation.selectors import annotation_created_by_save
+from annotation.models import Annotation
+from annotation.selectors import annotation_created_by_save, annotation_item_id_own, annotations_visible_to
 from annotation.services import annotation_save
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
 from projects.formats import FORMATS, NATIVE
 from projects.import_tasks import import_job_start
 from projects.importing import RowInvalid, to_permille
-from projects.models import Job, Membership, Project
-from projects.selectors import item_get_for_user, project_get_for_lead, project_get_for_user, project_role_get
+from projects.models import Job, Project
+from projects.selectors import item_get_for_user, project_get_for_lead, project_get_for_user
 
 
 class ValueSerializer(serializers.Serializer):
@@ -110,29 +109,6 @@ class LabelImportSerializer(serializers.Serializer):
     allow_leads = serializers.BooleanField(default=False, help_text="Rows may name leads of this project.")
 
 
-def _annotations(project: Project) -> QuerySet[Annotation]:
-    return (
-        Annotation.objects.filter(project=project)
-        .select_related("item", "annotator")
-        .prefetch_related(
-            Prefetch(
-                "values",
-                queryset=JudgmentValue.objects.select_related("response", "criterion").order_by(
-                    "response__position", "criterion__position"
-                ),
-            )
-        )
-    )
-
-
-def _visible_annotations(request: Request, project: Project) -> QuerySet[Annotation]:
-    """Leads read every label of the project; anyone else only their own."""
-    annotations = _annotations(project)
-    if project_role_get(user=request.user, project=project) != Membership.Role.LEAD:
-        annotations = annotations.filter(annotator_id=request.user.pk)
-    return annotations
-
-
 def _service_values(project: Project, values: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
     if values is None:
         return None
@@ -171,12 +147,13 @@ class AnnotationListApi(APIView):
         responses=AnnotationSerializer(many=True),
     )
     def get(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_user(user=request.user, project_id=project_id)
-        annotations = _visible_annotations(request, project)
-        if request.query_params.get("item", "").isdigit():
-            annotations = annotations.filter(item_id=int(request.query_params["item"]))
-        if request.query_params.get("annotator"):
-            annotations = annotations.filter(annotator__username=request.query_params["annotator"])
+        item = request.query_params.get("item", "")
+        annotations = annotations_visible_to(
+            user=request.user,
+            project_id=project_id,
+            item_id=int(item) if item.isdigit() else None,
+            annotator_username=request.query_params.get("annotator", ""),
+        )
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(annotations, request, view=self)
         return paginator.get_paginated_response(AnnotationSerializer(page, many=True).data)
@@ -194,15 +171,16 @@ class AnnotationListApi(APIView):
         created = annotation_created_by_save(
             annotation=annotation, client_token=data.validated_data.get("client_token")
         )
-        body = AnnotationSerializer(_annotations(project).get(pk=annotation.pk)).data
+        body = AnnotationSerializer(
+            annotations_visible_to(user=request.user, project_id=project.pk).get(pk=annotation.pk)
+        ).data
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class AnnotationDetailApi(APIView):
     @extend_schema(responses=AnnotationSerializer)
     def get(self, request: Request, project_id: int, annotation_id: int) -> Response:
-        project = project_get_for_user(user=request.user, project_id=project_id)
-        annotation = _visible_annotations(request, project).filter(pk=annotation_id).first()
+        annotation = annotations_visible_to(user=request.user, project_id=project_id).filter(pk=annotation_id).first()
         if annotation is None:
             return Response({"detail": "Not found.", "errors": {}}, status=status.HTTP_404_NOT_FOUND)
         return Response(AnnotationSerializer(annotation).data)
@@ -210,17 +188,14 @@ class AnnotationDetailApi(APIView):
     @extend_schema(request=AnnotationEditSerializer, responses=AnnotationSerializer)
     def put(self, request: Request, project_id: int, annotation_id: int) -> Response:
         project = project_get_for_user(user=request.user, project_id=project_id)
-        item_id = (
-            Annotation.objects.filter(pk=annotation_id, project=project, annotator_id=request.user.pk)
-            .values_list("item_id", flat=True)
-            .first()
-        )
+        item_id = annotation_item_id_own(user=request.user, project=project, annotation_id=annotation_id)
         if item_id is None:
             return Response({"detail": "Not found.", "errors": {}}, status=status.HTTP_404_NOT_FOUND)
         data = AnnotationEditSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         annotation = _save(request, project, item_id, data.validated_data)
-        return Response(AnnotationSerializer(_annotations(project).get(pk=annotation.pk)).data)
+        visible = annotations_visible_to(user=request.user, project_id=project.pk)
+        return Response(AnnotationSerializer(visible.get(pk=annotation.pk)).data)
 
 
 class LabelImportApi(APIView):

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from projects.models import PERMILLE, TIE
+from projects import preference
 
 _SCALE = float(2**64)
 
@@ -52,40 +52,38 @@ def display_label(index: int) -> str:
 
 def preferred_from_scores(scores: Mapping[int, float], tolerance: float) -> int:
     """Stored position with the highest score, or TIE when the best two are closer than ``tolerance``."""
-    ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
-    if not ranked:
-        return TIE
-    if len(ranked) > 1 and ranked[0][1] - ranked[1][1] < tolerance:
-        return TIE
-    return ranked[0][0]
+    return preference.preferred_from_scores(scores, tolerance)
 
 
 def preferred_from_values(
     values: Sequence[Mapping[str, object]], criterion_weights: Mapping[str, float], tolerance: float
 ) -> int:
     """IFS: the response with the higher criterion-weighted score S = μ − ν (per-mille converted to [0, 1])."""
-    scores: dict[int, float] = {}
-    for value in values:
-        position = int(value["response"])  # type: ignore[call-overload]
-        weight = criterion_weights.get(str(value["criterion"]), 0.0)
-        mu = int(value["mu"]) / PERMILLE  # type: ignore[call-overload]
-        nu = int(value["nu"]) / PERMILLE  # type: ignore[call-overload]
-        scores[position] = scores.get(position, 0.0) + weight * (mu - nu)
-    return preferred_from_scores(scores, tolerance)
+    rows = _value_rows(values, criterion_weights)
+    return preference.preferred_position(mode="ifs", values=rows, tie_tolerance=tolerance)
+
+
+def _value_rows(
+    values: Sequence[Mapping[str, object]], criterion_weights: Mapping[str, float]
+) -> list[tuple[int, float, int, int]]:
+    return [
+        (
+            int(value["response"]),  # type: ignore[call-overload]
+            criterion_weights.get(str(value["criterion"]), 0.0),
+            int(value["mu"]),  # type: ignore[call-overload]
+            int(value["nu"]),  # type: ignore[call-overload]
+        )
+        for value in values
+    ]
 
 
 def likert_centre(points: int) -> int:
-    return (points + 1) // 2
+    return preference.likert_centre(points)
 
 
 def preferred_from_likert(value: int, points: int) -> int:
     """Likert is stored with 1 = the response at stored position 0 strongly preferred, ``points`` = position 1."""
-    centre = likert_centre(points)
-    if value < centre:
-        return 0
-    if value > centre:
-        return 1
-    return TIE
+    return preference.preferred_position(mode="likert", likert_value=value, likert_points=points)
 
 
 def likert_for_preferred(preferred: int, points: int) -> int:
@@ -138,9 +136,12 @@ def preferred_of_judgment(
 ) -> int:
     """The stored position a judgment being saved prefers (TIE for none), as the saved annotation would be read:
     the binary choice, the Likert point's side, or the criterion-weighted IFS scores within the tie tolerance."""
-    if project.mode == "binary":
-        return choice if choice is not None else TIE
-    if project.mode == "likert":
-        return preferred_from_likert(point or 0, project.likert_points)
-    values = [{"response": p, "criterion": n, "mu": mu, "nu": nu} for (p, n), (mu, nu) in cleaned.items()]
-    return preferred_from_values(values, {c.name: c.weight for c in criteria}, project.tie_tolerance)
+    weights = {c.name: c.weight for c in criteria}
+    return preference.preferred_position(
+        mode=str(project.mode),
+        choice=choice,
+        likert_value=point,
+        likert_points=project.likert_points,
+        values=[(p, weights.get(n, 0.0), mu, nu) for (p, n), (mu, nu) in cleaned.items()],
+        tie_tolerance=project.tie_tolerance,
+    )

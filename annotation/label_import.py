@@ -121,6 +121,8 @@ def _parse(line_number: int, text: str, project: Project, criterion_names: list[
         raise ValueError('"annotator" (a name) is missing')
     if len(annotator.strip()) > 150:
         raise ValueError('"annotator" is longer than 150 characters')
+    if project.mode == Project.Mode.CROSSOVER:
+        raise ValueError("a crossover method study takes no imported labels: every label follows its plan")
     mode = row.get("mode")
     if mode != project.mode:
         raise ValueError(f'"mode" must be "{project.mode}", the project\'s mode (got {json.dumps(mode)})')

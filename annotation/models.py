@@ -132,6 +132,9 @@ class SuggestionExposure(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="exposures")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="exposures")
     kind = models.CharField(max_length=12, choices=Kind.choices)
+    time_on_item_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Accept: the page's visible time on the item when Accept was clicked."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -337,3 +340,7 @@ class ItemEscalation(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["project", "wanted"], name="escalation_queue_idx")]
+
+
+# The method study lives in a module of its own; imported here so Django registers its models.
+from annotation.crossover_models import MethodStudy, StudyCell  # noqa: E402, F401

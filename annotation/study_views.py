@@ -87,7 +87,7 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
         participant, _ = study_services.participant_enter(link=link, ids=ids)
     except ValidationError as error:
         return _refuse(request, title="You cannot join this study", messages=_messages(error), status=403)
-    login(request, participant.user, backend="django.contrib.auth.backends.ModelBackend")
+    login(request, participant.user, backend="config.auth.CachedModelBackend")
     request.session[PARTICIPANT_SESSION_KEY] = participant.pk
     return redirect(_annotate_url(participant))
 

@@ -14,7 +14,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from annotation import repeat_services, resolution_services, selectors, services, study_views
+from annotation import (
+    claim_services,
+    crossover_selectors,
+    label_selectors,
+    repeat_services,
+    resolution_services,
+    selectors,
+    services,
+    study_views,
+)
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
 from projects.models import Item, Project
@@ -25,6 +34,8 @@ from projects.selectors import (
     project_criteria,
     project_get_for_annotator,
 )
+
+ITEM_FULL = "This item already has all the labels it needs. Take the next item."
 
 
 class AnnotatorRequest(HttpRequest):
@@ -58,8 +69,13 @@ def _render_item(
     status: int = 200,
     notice: str = "",
 ) -> HttpResponse:
-    context = selectors.annotation_page_context(
-        project=project,
+    try:  # a method study's block decides the method the page shows
+        assigned = crossover_selectors.project_as_assigned(project=project, item=item, annotator=request.user)
+    except ValidationError as error:  # not theirs to label; not _next, which could hand back the same item
+        return _render_done(request, project=project, notice=" ".join(_errors(error).get("__all__", [])))
+    context = label_selectors.annotation_page_context(
+        unlabelled=claim_services.known_unlabelled(assignment),
+        project=assigned,
         item=item,
         annotator=request.user,
         assignment=assignment,
@@ -75,6 +91,9 @@ def _render_item(
         kind = SuggestionExposure.Kind.RESOLUTION if stage == "resolution" else SuggestionExposure.Kind.BEFORE_LABEL
         services.exposure_record(project=project, item=item, annotator=request.user, kind=kind, visible=visible)
     progress = selectors.home_progress_for(project=project, annotator=request.user)
+    study_block = crossover_selectors.block_banner(project=project, item=item, annotator=request.user)
+    if study_block is not None:  # "item k of n" counts their share of the study, not the project's items
+        progress.total = study_block.planned
     context.update(
         client_token=uuid.uuid4().hex,
         notice=notice,
@@ -82,6 +101,7 @@ def _render_item(
         progress=progress,
         first_visit=progress.first_visit,
         just_accepted=accept_values,
+        study_block=study_block,
     )
     template = "annotation/partials/frame.html" if request.htmx else "annotation/page.html"
     response = render(request, template, context, status=200 if request.htmx else status)
@@ -110,7 +130,7 @@ def _next(request: AnnotatorRequest, project: Project, notice: str = "") -> Http
         return step
     if step is not None:
         return _render_item(request, project=project, item=step.item, assignment=step, notice=notice)
-    assignment = services.assignment_claim_next(project=project, annotator=request.user)
+    assignment = claim_services.assignment_claim_next(project=project, annotator=request.user)
     if assignment is None:
         return _render_done(request, project=project, notice=notice)
     return _render_item(request, project=project, item=assignment.item, assignment=assignment, notice=notice)
@@ -128,23 +148,28 @@ def annotate_next(request: AnnotatorRequest, project_id: int) -> HttpResponse:
 def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     item = item_get_with_responses_for_user(user=request.user, project=project, item_id=item_id)
+    try:
+        assigned = crossover_selectors.project_as_assigned(project=project, item=item, annotator=request.user)
+    except ValidationError as error:
+        return _next(request, project, notice=" ".join(_errors(error).get("__all__", [])))
     if request.method == "GET":
-        try:
-            assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
-        except ValidationError as error:
-            return _next(request, project, notice=" ".join(_errors(error).get("__all__", [])))
+        # Opening an item claims nothing (a GET writes no claim): its save takes the slot, or refuses if the item
+        # filled up meanwhile.
+        shown = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
+        if shown is None:
+            return _next(request, project, notice=ITEM_FULL)
         stage = "resolution" if request.GET.get("stage") == "resolution" else "label"
         if stage == "resolution" and not selectors.resolution_needed(
             project=project, item=item, annotator=request.user
         ):
             stage = "label"
-        return _render_item(request, project=project, item=item, assignment=assignment, stage=stage)
+        return _render_item(request, project=project, item=item, assignment=shown, stage=stage)
 
     # A save needs no claim of its own here: annotation_save checks the claim (or room) itself.
     responses = item_responses(item)
     criteria = project_criteria(project)
     arguments, posted = annotation_post_parse(
-        data=request.POST, project=project, responses=responses, criteria=criteria
+        data=request.POST, project=assigned, responses=responses, criteria=criteria
     )
     stage = "resolution" if arguments["reason"] == "resolution" else "label"
     # The page's save-and-next claims the next item in the save's transaction, unless another step may come first:
@@ -160,14 +185,14 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         )
     except ValidationError as error:
         errors = _errors(error)
-        assignment = selectors.assignment_get_own(project=project, item=item, annotator=request.user)
-        if assignment is None:
+        refused_on = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
+        if refused_on is None:
             return _next(request, project, notice=" ".join(m for messages in errors.values() for m in messages))
         return _render_item(
             request,
             project=project,
             item=item,
-            assignment=assignment,
+            assignment=refused_on,
             stage=stage,
             posted=posted,
             errors=errors,
@@ -180,9 +205,9 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     if stage == "label" and selectors.resolution_needed(project=project, item=item, annotator=request.user):
         if not request.htmx:
             return redirect(_item_url(project, item, "resolution"))
-        assignment = selectors.assignment_get_own(project=project, item=item, annotator=request.user)
-        if assignment is not None:
-            return _render_item(request, project=project, item=item, assignment=assignment, stage="resolution")
+        own = selectors.assignment_get_own(project=project, item=item, annotator=request.user)
+        if own is not None:
+            return _render_item(request, project=project, item=item, assignment=own, stage="resolution")
     if not request.htmx:
         return redirect("annotate_next", project_id=project.pk)
     return _next(request, project, notice="Saved.")
@@ -200,10 +225,10 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         if not repeat_services.repeat_skip(project=project, item=item, annotator=request.user, reason=reason):
             services.assignment_skip(project=project, item=item, annotator=request.user, reason=reason)
     except ValidationError as error:
-        assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
-        return _render_item(
-            request, project=project, item=item, assignment=assignment, errors=_errors(error), status=422
-        )
+        shown = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
+        if shown is None:
+            return _next(request, project, notice=ITEM_FULL)
+        return _render_item(request, project=project, item=item, assignment=shown, errors=_errors(error), status=422)
     if not request.htmx:
         return redirect("annotate_next", project_id=project.pk)
     return _next(request, project, notice="Skipped.")
@@ -231,9 +256,13 @@ def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) ->
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     item = item_get_for_user(user=request.user, project=project, item_id=item_id)
     try:
-        assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
+        assignment = claim_services.assignment_claim_item(project=project, item=item, annotator=request.user)
         services.exposure_record(
-            project=project, item=item, annotator=request.user, kind=SuggestionExposure.Kind.ACCEPT
+            project=project,
+            item=item,
+            annotator=request.user,
+            kind=SuggestionExposure.Kind.ACCEPT,
+            time_on_item_ms=request.POST.get("time_on_item_ms"),
         )
     except ValidationError as error:
         # No suggestion may be shown here (blind item, after-label mode, none stored): nothing to accept.
@@ -258,16 +287,18 @@ def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpRespons
     )
     if previous is None:
         if before.isdigit():
-            item = item_get_for_user(user=request.user, project=project, item_id=int(before))
-            try:
-                assignment = services.assignment_claim_item(project=project, item=item, annotator=request.user)
-            except ValidationError:
+            item = item_get_with_responses_for_user(user=request.user, project=project, item_id=int(before))
+            current = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
+            if current is None:
                 return _next(request, project, notice="There is no earlier item.")
             return _render_item(
-                request, project=project, item=item, assignment=assignment, notice="There is no earlier item."
+                request, project=project, item=item, assignment=current, notice="There is no earlier item."
             )
         return _next(request, project, notice="There is no earlier item.")
     if not request.htmx:
         return redirect(_item_url(project, previous))
-    assignment = services.assignment_claim_item(project=project, item=previous, annotator=request.user)
-    return _render_item(request, project=project, item=previous, assignment=assignment)
+    # A labelled or skipped item: the page shows it under the annotator's own row, and nothing is written.
+    own = label_selectors.assignment_for_page(project=project, item=previous, annotator=request.user)
+    if own is None:
+        return _next(request, project, notice="There is no earlier item.")
+    return _render_item(request, project=project, item=previous, assignment=own)

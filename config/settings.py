@@ -124,7 +124,8 @@ AUTH_PASSWORD_VALIDATORS = [
 AUTHENTICATION_BACKENDS = [
     # Refuses a locked-out account or address before the password is even checked.
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # ModelBackend with the signed-in user read from the cache (no user query per request).
+    "config.auth.CachedModelBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -307,6 +308,19 @@ LLM_CONCURRENCY = env_int("LLM_CONCURRENCY", 4, minimum=1)
 # Loopback and private addresses as LLM endpoints (a local vLLM or Ollama): on for the embedded demo, off otherwise,
 # so a lead cannot aim the server at internal services. Link-local and cloud metadata addresses are always refused.
 LLM_ALLOW_PRIVATE_URLS = env_bool("LLM_ALLOW_PRIVATE_URLS", EMBEDDED)
+
+# Mail to a project's leads (an audit that suspends a handoff). Without EMAIL_HOST it goes to the log instead.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "penumbra@localhost")
+PENUMBRA_BASE_URL = os.environ.get("PENUMBRA_BASE_URL", "").rstrip("/")
 
 LOGGING = {
     "version": 1,

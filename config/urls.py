@@ -24,7 +24,7 @@ urlpatterns = [
         auth_views.PasswordResetConfirmView.as_view(
             post_reset_login=True,
             # Several backends (django-axes first): say which one logs the new member in.
-            post_reset_login_backend="django.contrib.auth.backends.ModelBackend",
+            post_reset_login_backend="config.auth.CachedModelBackend",
             success_url="/",
         ),
         name="password_reset_confirm",
@@ -34,11 +34,13 @@ urlpatterns = [
     path("api/", include("projects.api_urls")),
     path("api/", include("annotation.api_urls")),
     path("api/", include("annotation.study_api_urls")),
+    path("api/", include("annotation.crossover_api_urls")),
     path("api/", include("aggregation.api_urls")),
     path("api/", include("suggestions.api_urls")),
     path("", include("projects.urls")),
     path("", include("annotation.urls")),
     path("", include("annotation.study_urls")),
+    path("", include("annotation.crossover_urls")),
     path("", include("annotation.note_urls")),
     path("", include("aggregation.urls")),
     path("", include("suggestions.urls")),

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.db.models import Prefetch, QuerySet
-from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import CursorPagination
@@ -23,13 +20,19 @@ from rest_framework.views import APIView
 
 from projects.formats import FORMATS, NATIVE
 from projects.import_tasks import import_job_start
-from projects.models import Criterion, Item, Job, Membership, Project, SuggestionValue
+from projects.models import Criterion, Item, Job, Membership, Project
 from projects.selectors import (
-    item_get_for_user,
+    criteria_for_member,
+    item_for_member,
+    items_for_member,
+    job_get_for_lead,
+    jobs_for_lead,
+    members_for_lead,
     project_get_for_lead,
     project_get_for_user,
-    project_list_for_user,
     project_role_get,
+    projects_with_roles_for_user,
+    user_by_username,
 )
 from projects.services import EDITABLE_SETTINGS, criteria_set, membership_set, project_create, project_update
 
@@ -190,25 +193,13 @@ def job_accepted(request: Request, job: Job) -> Response:
     )
 
 
-def items_for_page(project: Project, *, lead: bool) -> QuerySet[Item]:
-    items = Item.objects.filter(project=project).prefetch_related("responses")
-    if lead:
-        items = items.select_related("suggestion").prefetch_related(
-            Prefetch("suggestion__values", queryset=SuggestionValue.objects.select_related("response"))
-        )
-    return items
-
-
 # ---- views --------------------------------------------------------------------------------------------------------
 
 
 class ProjectListApi(APIView):
     @extend_schema(responses=ProjectSerializer(many=True))
     def get(self, request: Request) -> Response:
-        projects = list(project_list_for_user(user=request.user).prefetch_related("criteria"))
-        roles = dict(
-            Membership.objects.filter(user_id=request.user.pk, project__in=projects).values_list("project_id", "role")
-        )
+        projects, roles = projects_with_roles_for_user(user=request.user)
         return Response(ProjectSerializer(projects, many=True, context={"roles": roles}).data)
 
     @extend_schema(request=ProjectCreateSerializer, responses={201: ProjectSerializer})
@@ -245,8 +236,9 @@ class ProjectDetailApi(APIView):
 class CriteriaApi(APIView):
     @extend_schema(responses=CriterionSerializer(many=True))
     def get(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_user(user=request.user, project_id=project_id)
-        return Response(CriterionSerializer(project.criteria.all(), many=True).data)
+        return Response(
+            CriterionSerializer(criteria_for_member(user=request.user, project_id=project_id), many=True).data
+        )
 
     @extend_schema(request=CriterionSerializer(many=True), responses=CriterionSerializer(many=True))
     def put(self, request: Request, project_id: int) -> Response:
@@ -260,8 +252,7 @@ class CriteriaApi(APIView):
 class MemberListApi(APIView):
     @extend_schema(responses=MemberSerializer(many=True))
     def get(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_lead(user=request.user, project_id=project_id)
-        members = project.memberships.select_related("user").order_by("user__username")
+        members = members_for_lead(user=request.user, project_id=project_id)
         return Response(MemberSerializer(members, many=True).data)
 
     @extend_schema(request=MemberSerializer, responses={201: MemberSerializer})
@@ -269,7 +260,7 @@ class MemberListApi(APIView):
         project = project_get_for_lead(user=request.user, project_id=project_id)
         data = MemberSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user = get_user_model().objects.filter(username=data.validated_data["user"]["username"]).first()
+        user = user_by_username(username=data.validated_data["user"]["username"])
         if user is None:
             raise serializers.ValidationError({"username": ["No user with this name."]})
         membership = membership_set(project=project, user=user, role=data.validated_data["role"])
@@ -293,10 +284,9 @@ class ItemListApi(APIView):
         responses=ItemForMemberSerializer(many=True), description="Leads also get is_blind, gold, suggestion."
     )
     def get(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_user(user=request.user, project_id=project_id)
-        lead = project_role_get(user=request.user, project=project) == Membership.Role.LEAD
+        items, lead = items_for_member(user=request.user, project_id=project_id)
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(items_for_page(project, lead=lead), request, view=self)
+        page = paginator.paginate_queryset(items, request, view=self)
         serializer = LeadItemSerializer if lead else ItemSerializer
         return paginator.get_paginated_response(serializer(page, many=True).data)
 
@@ -304,10 +294,7 @@ class ItemListApi(APIView):
 class ItemDetailApi(APIView):
     @extend_schema(responses=ItemForMemberSerializer, description="Leads also get is_blind, gold, suggestion.")
     def get(self, request: Request, project_id: int, item_id: int) -> Response:
-        project = project_get_for_user(user=request.user, project_id=project_id)
-        lead = project_role_get(user=request.user, project=project) == Membership.Role.LEAD
-        item_get_for_user(user=request.user, project=project, item_id=item_id)
-        item = items_for_page(project, lead=lead).get(pk=item_id)
+        item, lead = item_for_member(user=request.user, project_id=project_id, item_id=item_id)
         serializer = LeadItemSerializer if lead else ItemSerializer
         return Response(serializer(item).data)
 
@@ -339,9 +326,8 @@ class JobListApi(APIView):
 
     @extend_schema(responses=JobSerializer(many=True))
     def get(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_lead(user=request.user, project_id=project_id)
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(Job.objects.filter(project=project), request, view=self)
+        page = paginator.paginate_queryset(jobs_for_lead(user=request.user, project_id=project_id), request, view=self)
         return paginator.get_paginated_response(JobSerializer(page, many=True).data)
 
 
@@ -350,8 +336,4 @@ class JobDetailApi(APIView):
 
     @extend_schema(responses=JobSerializer)
     def get(self, request: Request, job_id: int) -> Response:
-        project_id = Job.objects.filter(pk=job_id).values_list("project_id", flat=True).first()
-        if project_id is None:
-            raise Http404("No such job.")
-        project = project_get_for_lead(user=request.user, project_id=project_id)
-        return Response(JobSerializer(Job.objects.get(pk=job_id, project=project)).data)
+        return Response(JobSerializer(job_get_for_lead(user=request.user, job_id=job_id)).data)

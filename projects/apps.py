@@ -9,8 +9,11 @@ class ProjectsConfig(AppConfig):
     def ready(self) -> None:
         # Cache upkeep only (no business logic): every write of a criterion, whoever makes it, forgets the
         # project's cached criteria.
+        from config import auth
         from projects.models import Criterion
         from projects.selectors import criteria_forget_on_change
 
         post_save.connect(criteria_forget_on_change, sender=Criterion, dispatch_uid="criteria_forget_save")
         post_delete.connect(criteria_forget_on_change, sender=Criterion, dispatch_uid="criteria_forget_delete")
+        # And every write of a user forgets the signed-in copy config.auth keeps.
+        auth.connect()

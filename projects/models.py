@@ -22,6 +22,8 @@ class Project(models.Model):
         IFS = "ifs", "IFS sliders (support and opposition)"
         BINARY = "binary", "Binary (A, B or tie)"
         LIKERT = "likert", "Likert side-by-side scale"
+        # A method study: each annotator's block says which of the modes above they use (annotation.crossover_*).
+        CROSSOVER = "crossover", "Crossover method study (set up on its own page)"
 
     class SuggestionDisplay(models.TextChoices):
         BEFORE_LABEL = "before_label", "Before labelling"
@@ -120,8 +122,9 @@ class Project(models.Model):
         ordering = ["name", "id"]
         constraints = [
             models.CheckConstraint(condition=Q(overlap__gte=1), name="project_overlap_positive"),
+            # projects.preference.LIKERT_POINTS: odd, so the middle point means "no preference".
             models.CheckConstraint(
-                condition=Q(likert_points__gte=3, likert_points__lte=11), name="project_likert_points_range"
+                condition=Q(likert_points__in=[3, 5, 7, 9, 11]), name="project_likert_points_odd_range"
             ),
             models.CheckConstraint(condition=Q(blind_rate__gte=0, blind_rate__lte=1), name="project_blind_rate_range"),
             models.CheckConstraint(condition=Q(tie_tolerance__gte=0, tie_tolerance__lte=2), name="project_tie_range"),

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import QuerySet, prefetch_related_objects
+from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 from django.http import Http404
 
-from projects.models import Criterion, Item, Membership, Project, Response
+from projects.models import Criterion, Item, Job, Membership, Project, Response, SuggestionValue
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -150,3 +151,73 @@ def item_get_for_user(*, user: AnyUser, project: Project, item_id: int) -> Item:
     if item is None:
         raise Http404("No such item.")
     return item
+
+
+# --- what the REST API lists: each read applies the access rule itself ---------------------------------------------
+
+
+def project_role_for(*, user: AnyUser, project: Project) -> str | None:
+    """The user's role in a project they reached through :func:`project_get_for_user` (remembered, no query)."""
+    return role_remembered(user=user, project_id=project.pk) or project_role_get(user=user, project=project)
+
+
+def projects_with_roles_for_user(*, user: AnyUser) -> tuple[list[Project], dict[int, str]]:
+    """The user's projects (with their criteria) and their role in each."""
+    if not user.is_authenticated:
+        return [], {}
+    projects = list(project_list_for_user(user=user).prefetch_related("criteria"))
+    roles = dict(Membership.objects.filter(user_id=user.pk, project__in=projects).values_list("project_id", "role"))
+    return projects, roles
+
+
+def criteria_for_member(*, user: AnyUser, project_id: int) -> list[Criterion]:
+    project = project_get_for_user(user=user, project_id=project_id)
+    return list(project.criteria.all())
+
+
+def members_for_lead(*, user: AnyUser, project_id: int) -> QuerySet[Membership]:
+    project = project_get_for_lead(user=user, project_id=project_id)
+    return project.memberships.select_related("user").order_by("user__username")
+
+
+def user_by_username(*, username: str) -> Any:
+    """The account a lead names to add as a member (the caller checked the lead), or None."""
+    return get_user_model().objects.filter(username=username).first()
+
+
+def items_for_member(*, user: AnyUser, project_id: int) -> tuple[QuerySet[Item], bool]:
+    """The project's items with their responses, and whether the user leads it: leads also get the suggestion (the
+    API shows them is_blind, gold and the suggestion)."""
+    project = project_get_for_user(user=user, project_id=project_id)
+    lead = project_role_for(user=user, project=project) == Membership.Role.LEAD
+    items = Item.objects.filter(project=project).prefetch_related("responses")
+    if lead:
+        items = items.select_related("suggestion").prefetch_related(
+            Prefetch("suggestion__values", queryset=SuggestionValue.objects.select_related("response"))
+        )
+    return items, lead
+
+
+def item_for_member(*, user: AnyUser, project_id: int, item_id: int) -> tuple[Item, bool]:
+    items, lead = items_for_member(user=user, project_id=project_id)
+    item = items.filter(pk=item_id).first()
+    if item is None:
+        raise Http404("No such item.")
+    return item, lead
+
+
+def jobs_for_lead(*, user: AnyUser, project_id: int) -> QuerySet[Job]:
+    project = project_get_for_lead(user=user, project_id=project_id)
+    return Job.objects.filter(project=project)
+
+
+def job_get_for_lead(*, user: AnyUser, job_id: int, kind: str | None = None) -> Job:
+    """A job of a project the user leads (of ``kind`` when given); Http404 otherwise, whether or not it exists."""
+    jobs = Job.objects.filter(pk=job_id)
+    if kind is not None:
+        jobs = jobs.filter(kind=kind)
+    project_id = jobs.values_list("project_id", flat=True).first()
+    if project_id is None:
+        raise Http404("No such job.")
+    project = project_get_for_lead(user=user, project_id=project_id)
+    return jobs.get(project=project)

@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from config import events
-from projects import blind
+from projects import blind, preference
 from projects.llm_url import LLMURLRefused, check_llm_base_url
 from projects.models import Criterion, Item, Membership, Project
 from projects.selectors import criteria_forget
@@ -178,8 +178,15 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
         or not Membership.objects.filter(project_id=project.pk, user_id=expert).exists()
     ):
         errors["adaptive_expert_id"] = "Expected a member of the project (or nobody)."
-    if "likert_points" in changes and "likert_points" not in errors and changes["likert_points"] % 2 == 0:
-        errors["likert_points"] = "Expected an odd number, so the scale has a middle (no preference)."
+    # A study's design is written with its mode; a mode switch alone would leave a study without a plan.
+    mode_switch = "mode" in changes and "mode" not in errors and changes["mode"] != project.mode
+    if mode_switch and Project.Mode.CROSSOVER in {changes["mode"], project.mode}:
+        errors["mode"] = "A crossover method study is set up on its own page, not here."
+    if "likert_points" in changes and "likert_points" not in errors:
+        try:
+            preference.likert_points_check(changes["likert_points"])
+        except ValueError:
+            errors["likert_points"] = "Expected an odd number, so the scale has a middle (no preference)."
     for field in TEXT_SETTINGS:
         if field in changes and (problem := _text_problem(changes[field], Project._meta.get_field(field))):
             errors[field] = problem

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django.contrib.auth.models import User
-from django.db.models import Prefetch
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -16,11 +15,12 @@ from rest_framework.views import APIView
 
 from annotation.models import LabelRequest
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
-from projects.models import Suggestion, SuggestionValue
+from projects.models import Suggestion
 from projects.selectors import project_get_for_lead
 from suggestions.handoff import handoff_apply, handoff_undo
 from suggestions.models import HandoffDecision
 from suggestions.requests import label_requests_draw
+from suggestions.selectors import suggestions_for_lead
 from suggestions.services import suggestion_job_start
 
 
@@ -58,12 +58,7 @@ class SuggestionListApi(APIView):
 
     @extend_schema(responses=SuggestionListSerializer(many=True), description="Leads only.")
     def get(self, request: Request, project_id: int) -> Response:
-        project = project_get_for_lead(user=request.user, project_id=project_id)
-        rows = (
-            Suggestion.objects.filter(item__project=project)
-            .select_related("item")
-            .prefetch_related(Prefetch("values", queryset=SuggestionValue.objects.select_related("response")))
-        )
+        rows = suggestions_for_lead(user=request.user, project_id=project_id)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(SuggestionListSerializer(page, many=True).data)

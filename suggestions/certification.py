@@ -12,10 +12,11 @@ The lead's threshold for certification and audit is the project's handoff thresh
 items the handoff's minimum of blind comparisons: one bar for every decision that lets the model label alone.
 
 Stored on ``ProjectAggregate.labeling``, read by ``/api/projects/{id}/stats/`` and the dashboard. When the audit's
-lower bound falls below the threshold while the project is handed off, :func:`handoff_suspend` takes the items back
-to people: the model's aggregates are removed, labelling resumes, the open audit requests are withdrawn, and a
-``suspended`` handoff decision tells the leads why (the dashboard's handoff history shows it; automatic handoff does
-not fire again until a lead acts).
+sequential test (aggregation.certification.audit_check) finds the model's agreement below the threshold while the
+project is handed off, :func:`handoff_suspend` takes the items back to people: the model's aggregates are removed,
+labelling resumes, the open audit requests are withdrawn, and a ``suspended`` handoff decision tells the leads why
+(the dashboard's handoff history shows it; automatic handoff does not fire again until a lead acts); once that
+commits, every lead with an address gets an email saying so.
 """
 
 from __future__ import annotations
@@ -24,15 +25,18 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
+from django.conf import settings
+from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import Exists, OuterRef
+from django.urls import reverse
 from django.utils import timezone
 
 from aggregation import accuracy, certification, sampling
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from annotation.models import Annotation, LabelRequest, ResolutionChoice
 from config import events
-from projects.models import Item, Project
+from projects.models import Item, Membership, Project
 from suggestions.models import HandoffDecision
 from suggestions.requests import label_requests_withdraw
 from suggestions.rubber_stamp import rubber_stamp_signals
@@ -171,7 +175,7 @@ def labeling_figures(*, project: Project) -> dict[str, Any]:
         status = certification.audit_check(
             d["share"], d["probability"], threshold=threshold, minimum=minimum, window=AUDIT_WINDOW, trials=d["labels"]
         )
-        audit.update(state=status.state, reason=status.reason, estimate=status.estimate.as_dict())
+        audit.update(status.as_dict())
     out["audit"] = audit
 
     ver = [r for r in rows if r["kind"] == LabelRequest.Kind.VERIFICATION]
@@ -203,13 +207,46 @@ def handoff_suspend(*, project: Project, reason: str, figures: dict[str, Any]) -
     labelled = list(Item.objects.filter(pk__in=item_ids, annotation_count__gt=0).values_list("id", flat=True))
     if labelled:
         events.labels_changed(project_id=project.pk, item_ids=labelled)
-    return HandoffDecision.objects.create(
+    decision = HandoffDecision.objects.create(
         project=project,
         action=HandoffDecision.Action.SUSPENDED,
         rule=project.handoff_rule,
         explanation=f"Handoff suspended by the audit: {reason}. {len(item_ids)} items go back to people.",
         figures=figures,
         items_affected=len(item_ids),
+    )
+    # After commit: a rolled-back suspension tells nobody, and a mail server that fails is logged, not re-raised
+    # into the save that triggered the audit.
+    transaction.on_commit(lambda: _mail_leads(project_id=project.pk, decision_id=decision.pk), robust=True)
+    return decision
+
+
+def _mail_leads(*, project_id: int, decision_id: int) -> int:
+    """Mail the project's leads (those with an address) that the audit suspended its handoff; how many were sent."""
+    decision = HandoffDecision.objects.select_related("project").get(pk=decision_id, project_id=project_id)
+    project = decision.project
+    recipients = sorted(
+        {
+            email
+            for email in Membership.objects.filter(project=project, role=Membership.Role.LEAD).values_list(
+                "user__email", flat=True
+            )
+            if email
+        }
+    )
+    if not recipients:
+        return 0
+    link = settings.PENUMBRA_BASE_URL + reverse("dashboard", kwargs={"project_id": project.pk})
+    body = (
+        f"{decision.explanation}\n\n"
+        f"Labelling has resumed: the handed-off items are back in the annotators' queues and automatic handoff will "
+        f"not fire again until a lead acts. The project's dashboard shows the audit's figures:\n{link}\n"
+    )
+    return send_mail(
+        subject=f"[Penumbra] {project.name}: the audit suspended the handoff",
+        message=body,
+        from_email=None,
+        recipient_list=recipients,
     )
 
 

@@ -27,11 +27,13 @@ from django.utils import timezone
 
 from aggregation.agreement import Estimate
 from aggregation.comparisons import agreement_estimate, figure, handoff_decision
-from aggregation.ifs import UNDEFINED, preferred_response
-from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 
 # The item-figures function, wherever aggregation keeps it: handoff aggregates use its definitions.
-from aggregation.services import ItemFigures, Judgments, item_figures_compute
+from aggregation.figure_settings import FigureSettings
+from aggregation.ifs import UNDEFINED
+from aggregation.item_figures import ItemFigures, item_figures_compute
+from aggregation.judgments import Judgments
+from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from config import events
 from projects.models import PERMILLE, TIE, Item, Project, Response, Suggestion
 from suggestions.certification import labeling_figures
@@ -205,7 +207,7 @@ def _handoff_figures(project: Project, handed: list[HandedItem]) -> ItemFigures:
     one_each = np.arange(n_items, dtype=np.int64)
     none = np.zeros(n_items, dtype=np.int64)
     data = Judgments(
-        project=project,
+        settings=FigureSettings.of(project),
         item_ids=np.array([item.pk for item, *_ in handed], dtype=np.int64),
         gold=np.full(n_items, UNDEFINED, dtype=np.int64),
         n_responses=n_responses,
@@ -318,7 +320,7 @@ def handoff_apply(*, project: Project, user: User | None = None, basis: str = "b
         scores = mu - nu
         order = np.lexsort((-(mu + nu), -scores))
         worst_index = int(order[-1])
-        best = int(preferred_response(scores[None, :], tolerance=project.tie_tolerance, axis=1)[0])
+        best = int(figures.best[index])
         item_rows.append(
             ItemAggregate(
                 project=project,

@@ -10,7 +10,8 @@ evidence about accuracy. The draws are reproducible from the project seed (aggre
 records its inclusion probability π, stratum and the model's confidence and answer at the time of the draw.
 
 Each drawn item is asked of ``labels_per_item`` annotators who have never held it (no assignment: they have not seen
-it, so nothing of the model's answer has reached them), chosen by a seeded draw per (item, annotator). An item with
+it, so nothing of the model's answer has reached them), chosen by a seeded draw per (item, annotator); a person with a
+verification request for an item gets no blind request for it, and the other way round. An item with
 no such annotator left is not requested; the estimators treat it as not answered.
 
 The confidence of a suggestion is p(preferred ≻ other) = 0.5 + |S_a − S_b|/4 from its (μ, ν) per response (the
@@ -134,6 +135,17 @@ def _annotators_for(
     )
     held: dict[int, set[int]] = {}
     for item_id, user_id in Assignment.objects.filter(item_id__in=item_ids).values_list("item_id", "annotator_id"):
+        held.setdefault(item_id, set()).add(user_id)
+    # Blind and verification requests exclude each other per person and item: a verifier sees the model's answer,
+    # so cannot label the item blind, and one who holds it blind is never shown the answer to verify.
+    other_kinds = (
+        LabelRequest.BLIND_KINDS if kind == LabelRequest.Kind.VERIFICATION else [LabelRequest.Kind.VERIFICATION]
+    )
+    for item_id, user_id in (
+        LabelRequest.objects.filter(item_id__in=item_ids, kind__in=other_kinds)
+        .exclude(status=LabelRequest.Status.WITHDRAWN)
+        .values_list("item_id", "annotator_id")
+    ):
         held.setdefault(item_id, set()).add(user_id)
     out: dict[int, list[int]] = {}
     for item_id in item_ids:

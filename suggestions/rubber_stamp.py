@@ -7,9 +7,11 @@ their labels look like the best in the project. These signals look at behaviour 
 * **keep rate**: of their verification answers (the model's answer pre-filled, keep or change), the share where
   they kept the model's answer (the after-label resolution step's "keep" keeps the person's own label, the other
   way round, so it is reported for the project on its own, not here);
-* **fast accepts**: the share of their Accepts saved sooner than the time needed to read the item's text (prompt and
-  responses). Reading speed assumption: 238 words a minute, the average silent reading rate of adults for English
+* **fast accepts**: the share of their Accepts clicked sooner than the time needed to read the item's text (prompt
+  and responses). Reading speed assumption: 238 words a minute, the average silent reading rate of adults for English
   non-fiction in Brysbaert's 2019 meta-analysis; an Accept faster than that was given without reading everything.
+  The time to Accept is the page's visible clock at the click (recorded with the Accept, the last one before the
+  save); labels saved before that was recorded fall back to the label's whole time on the item.
 
 A person is flagged when at least ``MINIMUM_ACCEPTS`` Accepts exist and more than ``FAST_SHARE_FLAG`` of them were
 fast. The flag is a prompt to look, not a verdict: a person who knows the items (a second pass) reads faster.
@@ -20,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from annotation.models import Annotation, LabelRequest
+from annotation.models import Annotation, LabelRequest, SuggestionExposure
 from projects.models import Item, Project, Response
 
 WORDS_PER_MINUTE = 238.0
@@ -50,6 +52,16 @@ def rubber_stamp_signals(*, project: Project) -> list[dict[str, Any]]:
         )
     )
     words = _words_per_item({item_id for _, _, item_id, accepted, _ in rows if accepted})
+    to_accept: dict[tuple[int, int], int] = {}
+    for user_id, item_id, clock in (
+        SuggestionExposure.objects.filter(
+            project=project, kind=SuggestionExposure.Kind.ACCEPT, time_on_item_ms__isnull=False
+        )
+        .order_by("created_at", "pk")
+        .values_list("annotator_id", "item_id", "time_on_item_ms")
+    ):
+        if clock is not None:  # the latest Accept wins: the stored label is the one saved after it
+            to_accept[(user_id, item_id)] = clock
     people: dict[int, dict[str, Any]] = {}
 
     def person(user_id: int, name: str) -> dict[str, Any]:
@@ -63,7 +75,8 @@ def rubber_stamp_signals(*, project: Project) -> list[dict[str, Any]]:
         row["shown"] += 1
         if accepted:
             row["accepts"] += 1
-            row["fast_accepts"] += int(time_ms < reading_time_ms(words.get(item_id, 0)))
+            clock = to_accept.get((user_id, item_id), time_ms)
+            row["fast_accepts"] += int(clock < reading_time_ms(words.get(item_id, 0)))
     for user_id, name, machine, final in LabelRequest.objects.filter(
         project=project, kind=LabelRequest.Kind.VERIFICATION, status=LabelRequest.Status.ANSWERED
     ).values_list("annotator_id", "annotator__username", "machine_preferred", "final_preferred"):

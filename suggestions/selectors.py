@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count
+from django.db.models import Count, Prefetch, QuerySet
 
 from aggregation.comparisons import MINIMUM_COMPARISONS
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance
 from annotation.models import LabelRequest
-from projects.models import Job, Project, Suggestion
+from projects.models import Job, Project, Suggestion, SuggestionValue
 from projects.selectors import project_get_for_lead
 from suggestions.llm import llm_config_for
 from suggestions.models import HandoffDecision
@@ -206,3 +206,13 @@ def labeling_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]:
         "resolution": stored.get("resolution") or {},
         "rubber_stamp": stored.get("rubber_stamp") or [],
     }
+
+
+def suggestions_for_lead(*, user: AnyUser, project_id: int) -> QuerySet[Suggestion]:
+    """The project's suggestions with their items and values, for the API's list (leads only: others get 404)."""
+    project = project_get_for_lead(user=user, project_id=project_id)
+    return (
+        Suggestion.objects.filter(item__project=project)
+        .select_related("item")
+        .prefetch_related(Prefetch("values", queryset=SuggestionValue.objects.select_related("response")))
+    )

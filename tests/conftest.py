@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
+from django.conf import settings
+from django.core.cache import cache, caches
 from django.http import HttpRequest
 from django.test import Client
 
@@ -78,10 +79,20 @@ def other_project(db) -> Project:
 
 @pytest.fixture(autouse=True)
 def _forget_login_failures():
-    """Login throttling counts failures in the cache; a test starts with none from the one before."""
+    """Login throttling counts failures in the cache; a test starts with none from the one before (nor with a
+    signed-in user cached by config.auth under an id the database may hand out again)."""
     cache.clear()
+    _sessions_cache_clear()
     yield
     cache.clear()
+    _sessions_cache_clear()
+
+
+def _sessions_cache_clear() -> None:
+    # On Redis both caches live in one database, which cache.clear() has just emptied; only a separate store (the
+    # in-process cache without Redis) needs emptying of its own.
+    if settings.CACHES["sessions"].get("LOCATION") != settings.CACHES["default"].get("LOCATION"):
+        caches["sessions"].clear()
 
 
 def _logged_in(user) -> Client:

@@ -9,13 +9,15 @@
  * Values travel as integer per-mille (0..1000); the page shows percent.
  *
  * Time on item: the clock starts when an item's frame is set up (first load, and every frame htmx swaps in), counts
- * only while the tab is visible (Page Visibility API), and is written into the form just before it is sent.
+ * only while the tab is visible (Page Visibility API), and is written into the form just before it is sent. Accept
+ * sends the clock's reading too (the time to Accept, for the rubber-stamp signals), and the frame it brings back for
+ * the same item keeps the clock running: the save then counts the whole time on the item, before and after Accept.
  */
 (function () {
   "use strict";
 
   var PERMILLE = 1000;
-  var state = { frame: null, started: 0, visibleMs: 0, lastVisible: 0 };
+  var state = { frame: null, item: null, started: 0, visibleMs: 0, lastVisible: 0 };
 
   function pct(permille) {
     var value = permille / 10;
@@ -169,9 +171,13 @@
     var frame = document.getElementById("annotate-frame");
     if (!frame || frame.dataset.ready) return;
     frame.dataset.ready = "1";
+    var sameItem = state.item !== null && state.item === frame.dataset.item;
     state.frame = frame;
-    state.visibleMs = 0;
-    state.lastVisible = document.visibilityState === "visible" ? performance.now() : 0;
+    state.item = frame.dataset.item;
+    if (!(sameItem && frame.dataset.justAccepted)) {
+      state.visibleMs = 0;
+      state.lastVisible = document.visibilityState === "visible" ? performance.now() : 0;
+    }
 
     frame.querySelectorAll("fieldset.ifs").forEach(paint);
     frame.addEventListener("input", function (event) {
@@ -200,8 +206,8 @@
     "submit",
     function (event) {
       var form = event.target;
-      if (!form || form.id !== "annotate-form") return;
-      var field = form.querySelector("input[name=time_spent_ms]");
+      if (!form || !state.frame || !state.frame.contains(form)) return;
+      var field = form.querySelector("input[name=time_spent_ms], input[name=time_on_item_ms]");
       if (field) field.value = String(elapsedMs());
     },
     true

@@ -1,13 +1,14 @@
 """The page's hot path stays within a fixed number of SQL statements, whatever the project's size: the htmx save
 that returns the next item, and the next-item fragment (a reload holding its claim). Counted as PostgreSQL sees
-them: the user lookup, BEGIN and COMMIT included; the session comes from the cache.
+them: BEGIN and COMMIT included; the session and the signed-in user come from the cache.
 
-The issue's targets are 12 and 8. The next item meets its 8: the user, the membership, the live claim renewed
-in one UPDATE … RETURNING, the item with its responses, the page's annotation and suggestion, the exposure, the
-progress count (criteria come from the cache). The save is at 19: user, membership, the item with its responses;
-BEGIN, the save (lock, annotation, values, revision, claim done, item count), the live-claim lookup, the scan, the
-new item's responses, the new claim, COMMIT (one transaction for save and claim); then the 4 of the page. Lower
-needs the new item's responses and suggestion read in the scan itself, or one SQL function per save."""
+The issue's targets are 12 and 8. The next item: the membership, the live claim renewed in one UPDATE … RETURNING,
+the item with its responses, the page's annotation and suggestion, the exposure, the progress count (7; criteria
+come from the cache). The save and next: the membership, the item with its responses; BEGIN, the lock (which also
+says whether a label exists and whether the person holds another claim), the label with its values, revision, the
+claim done and the item's count in one statement, the scan (which also says whether the person has a label on the
+picked item), the new item's responses, the new claim, COMMIT; then the page's suggestion, exposure and progress
+(12)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from tests.aggregation.conftest import celery_configured
 from tests.annotation.conftest import item_url, next_url
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
-SAVE_AND_NEXT_BUDGET = 19
+SAVE_AND_NEXT_BUDGET = 12
 NEXT_BUDGET = 8
 HTMX = {"HTTP_HX_REQUEST": "true"}
 

@@ -64,7 +64,7 @@ def test_accept_fills_from_the_suggestions_own_values(before_label, annotator, a
 
 
 def test_accept_without_values_uses_the_documented_defaults(before_label, annotator):
-    from annotation.selectors import annotation_page_context
+    from annotation.label_selectors import annotation_page_context
 
     item = Item.objects.filter(project=before_label).first()
     SuggestionFactory(item=item, preferred_position=1)

@@ -116,6 +116,18 @@ ENDPOINTS = [
         "study link close", "patch", "/api/projects/{project}/study-links/{link}/", 200, 404, body={"active": False}
     ),
     Endpoint("study participants", "get", "/api/projects/{project}/study-links/{link}/participants/", 200, 404),
+    Endpoint("method study read", "get", "/api/projects/{project}/method-study/", 200, 404),
+    # The matrix project has labels: a crossover study cannot be planned over them (400), and nobody else may try.
+    Endpoint(
+        "method study create",
+        "post",
+        "/api/projects/{project}/method-study/",
+        400,
+        404,
+        body={"methods": ["ifs", "binary"], "annotator_ids": []},
+    ),
+    Endpoint("method study design", "get", "/api/projects/{project}/method-study/design/", 200, 404),
+    Endpoint("method study report", "get", "/api/projects/{project}/method-study/report/", 200, 404),
 ]
 
 

@@ -14,7 +14,8 @@ equal allocation, so the weights vary 1/π across bins); each gets 1-4 blind lab
 on some of the same items, given with the model's answer on screen (kept 97 % of the time when it is right, 60 %
 when it is wrong): :func:`aggregation.certification.evidence_mask` must drop them, and a bug that let them in
 would push every estimate up. Audit runs are separate (:func:`audit_run`): the model labels a stream of items after
-handoff, a Poisson sample of them is labelled blind, and the model's accuracy drops half way through.
+handoff, a Poisson sample of them is labelled blind, and the model's accuracy drops a third of the way through (or
+never, or sits exactly at the threshold all along: the worst case for false suspensions).
 
 Run ``.venv/bin/python -m tests.maths.certification_simulation [projects]`` (default 1,000) for the table of bias,
 coverage and interval widths, and the audit figures. Each project's generator is seeded from (seed, project), so
@@ -205,15 +206,16 @@ def summarise(scenario: Scenario) -> dict[str, dict[str, float]]:
 @dataclass(frozen=True)
 class AuditScenario:
     n_projects: int = 1000
-    stream: int = 6000  # items labelled by the model after handoff, in order
+    stream: int = 9000  # items labelled by the model after handoff, in order
     rate: float = 0.05  # audit sampling rate
     drop_at: int | None = 3000  # item at which the model's accuracy drops (None: never)
     accuracy_before: float = 0.96
-    accuracy_after: float = 0.75
+    accuracy_after: float = 0.6  # agreement with the people 0.59 against the threshold 0.75
     human_accuracy: float = 0.95
     threshold: float = 0.75
     minimum: int = 100
     window: int | None = 100
+    level: float = 0.95
     seed: int = 7
 
 
@@ -229,13 +231,20 @@ def audit_run(scenario: AuditScenario, index: int) -> int | None:
     agree_p = np.where(right[audited], scenario.human_accuracy, 1.0 - scenario.human_accuracy)
     values = (rng.random(audited.size) < agree_p).astype(np.float64)
     probability = draw.probability[audited]
-    for j in range(scenario.minimum, audited.size + 1):
-        status = certification.audit_check(
-            values[:j], probability[:j], threshold=scenario.threshold, minimum=scenario.minimum, window=scenario.window
-        )
-        if status.state == "suspend":
-            return int(audited[j - 1])
-    return None
+    if audited.size < scenario.minimum:
+        return None
+    # The stakes use earlier answers only, so one pass gives the verdict audit_check would give at every look: the
+    # first look with ``minimum`` answers at which the wealth has reached 1/α.
+    wealth = certification.audit_wealth(values, threshold=scenario.threshold)
+    crossed = np.flatnonzero(wealth >= 1.0 / (1.0 - scenario.level))
+    if crossed.size == 0:
+        return None
+    j = max(int(crossed[0]) + 1, scenario.minimum)
+    status = certification.audit_check(
+        values[:j], probability[:j], threshold=scenario.threshold, minimum=scenario.minimum, window=scenario.window
+    )
+    assert status.state == "suspend"
+    return int(audited[j - 1])
 
 
 def audit_summary(scenario: AuditScenario) -> dict[str, float]:
@@ -250,6 +259,14 @@ def audit_summary(scenario: AuditScenario) -> dict[str, float]:
         "suspended_before_drop": len(before) / scenario.n_projects,
         "median_delay_items": float(np.median(after)) if after else math.nan,
     }
+
+
+def at_the_threshold(scenario: AuditScenario) -> AuditScenario:
+    """No drop, with the model's accuracy set so that its agreement with the people equals the threshold: H0 at its
+    edge, where a valid sequential test suspends at most 5 % of audits."""
+    q = scenario.human_accuracy
+    accuracy = (scenario.threshold - (1.0 - q)) / (2.0 * q - 1.0)
+    return replace(scenario, drop_at=None, accuracy_before=accuracy)
 
 
 def verification_only_certifies_nothing(scenario: Scenario, index: int) -> certification.Decision:
@@ -277,9 +294,13 @@ def main() -> None:
             f"  mean width {row['width']:.3f}"
         )
     print(f"  certified confidence cut whose labels truly fall short of {CUT_THRESHOLD}: {wrong:.3f} of projects")
+    base = AuditScenario(n_projects=n_projects)
     for label, audit in (
-        ("audit, accuracy drops half way", AuditScenario(n_projects=n_projects)),
-        ("audit, no drop", AuditScenario(n_projects=n_projects, drop_at=None)),
+        (f"audit, accuracy drops to {base.accuracy_after}", base),
+        ("audit, accuracy drops to 0.65", replace(base, accuracy_after=0.65)),
+        ("audit, accuracy drops to 0.75", replace(base, accuracy_after=0.75)),
+        ("audit, no drop", replace(base, drop_at=None)),
+        ("audit, agreement at the threshold all along", at_the_threshold(base)),
     ):
         row = audit_summary(audit)
         print(

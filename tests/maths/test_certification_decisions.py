@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aggregation import accuracy, certification
 
@@ -57,17 +59,54 @@ def test_audit_collects_then_passes_or_suspends() -> None:
     good = np.ones(200)
     good[::20] = 0.0  # 95 % right
     assert certification.audit_check(good[:20], p[:20], threshold=0.8, minimum=30).state == "collecting"
-    assert certification.audit_check(good, p, threshold=0.8, minimum=30).state == "passing"
+    passing = certification.audit_check(good, p, threshold=0.8, minimum=30)
+    assert passing.state == "passing"
+    assert passing.evidence < 20
     dropped = good.copy()
     dropped[150:] = np.where(np.arange(50) % 2 == 0, 0.0, 1.0)  # the last 50 right half the time
-    # The whole audit still looks fine; the last 60 do not.
-    assert certification.audit_check(dropped, p, threshold=0.75, minimum=30).state == "passing"
-    windowed = certification.audit_check(dropped, p, threshold=0.75, minimum=30, window=60)
-    assert windowed.state == "suspend"
-    assert "suspended" in windowed.reason
+    suspended = certification.audit_check(dropped, p, threshold=0.75, minimum=30, window=60)
+    assert suspended.state == "suspend"
+    assert "suspended" in suspended.reason
+    assert suspended.suspended_at is not None
+    assert 150 < suspended.suspended_at <= 200
+    assert suspended.evidence >= 20
+    # The dashboard's estimate is the last ``window`` answers.
+    assert suspended.estimate.items == 60
     # Unanswered audit items (NaN) are waited for, not counted as wrong.
     pending = np.concatenate([good[:40], np.full(30, np.nan)])
     assert certification.audit_check(pending, p[:70], threshold=0.8, minimum=30).estimate.items == 40
+
+
+def test_the_audit_stakes_nothing_while_answers_stay_above_the_threshold() -> None:
+    wealth = certification.audit_wealth(np.ones(50), threshold=0.8)
+    np.testing.assert_array_equal(wealth, np.ones(50))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    answers=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=80),
+    threshold=st.floats(0.05, 1.0),
+    cut=st.integers(0, 80),
+)
+def test_the_audit_wealth_is_positive_and_never_rewritten_by_later_answers(
+    answers: list[float], threshold: float, cut: int
+) -> None:
+    y = np.asarray(answers)
+    wealth = certification.audit_wealth(y, threshold=threshold)
+    assert np.all(wealth > 0.0)
+    np.testing.assert_allclose(certification.audit_wealth(y[:cut], threshold=threshold), wealth[:cut])
+
+
+def test_a_look_at_every_answer_gives_the_same_verdict_as_one_look_at_the_end() -> None:
+    rng = np.random.default_rng(3)
+    y = (rng.random(300) < np.where(np.arange(300) < 150, 0.95, 0.55)).astype(float)
+    p = np.full(300, 0.05)
+    states = [certification.audit_check(y[:j], p[:j], threshold=0.75, minimum=30).state for j in range(30, 301)]
+    first = states.index("suspend")
+    # Once suspended, always suspended: the verdict is the running maximum of the wealth.
+    assert set(states[first:]) == {"suspend"}
+    end = certification.audit_check(y, p, threshold=0.75, minimum=30)
+    assert end.suspended_at == max(30 + first, 30)
 
 
 def test_verification_rates_mirror_each_other_with_intervals_over_items() -> None:

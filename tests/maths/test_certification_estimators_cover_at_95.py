@@ -7,8 +7,9 @@ per item of shared difficulty, gold on half the items, verification answers mixe
 must cover between 93.5 % and 96.5 % (Monte-Carlo standard error 0.7 % at 1,000 projects), and every estimate's
 mean error must be within 4 Monte-Carlo standard errors of zero.
 
-Per confidence bin (50 items drawn from about 1,000-2,000) the with-replacement variance leaves out a finite
-population correction of 2.5-5 %, so those intervals are slightly conservative: checked between 93.5 % and 97.5 %.
+Per confidence bin (50 items drawn from about 1,000-2,000) the items are drawn without replacement from a finite
+bin: the variance carries the finite population correction of a two-stage design (aggregation.accuracy), and those
+intervals are held to the same 93.5-96.5 %.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ def test_headline_intervals_cover_95_percent(table, figure: str) -> None:
 
 
 @pytest.mark.parametrize("figure", BINS)
-def test_calibration_bin_intervals_cover_at_least_95_percent(table, figure: str) -> None:
-    assert 0.935 <= table[figure]["coverage"] <= 0.975, table[figure]
+def test_calibration_bin_intervals_cover_95_percent(table, figure: str) -> None:
+    assert 0.935 <= table[figure]["coverage"] <= 0.965, table[figure]
 
 
 @pytest.mark.parametrize("figure", HEADLINE + BINS)

@@ -38,6 +38,30 @@ def test_with_replacement_variance_matches_a_loop_over_strata() -> None:
     assert accuracy.with_replacement_variance(values, lone) == pytest.approx(2 * 2.0 + 2 * 8.0)
 
 
+def test_the_finite_population_correction_scales_each_stratum_by_its_unsampled_share() -> None:
+    rng = np.random.default_rng(2)
+    z = rng.normal(size=40)
+    strata = np.repeat([0, 1], 20)
+    fraction = np.where(strata == 0, 0.25, 0.5)  # n_h/N_h per stratum
+    expected = sum((1.0 - f) * accuracy.with_replacement_variance(z[strata == h]) for h, f in ((0, 0.25), (1, 0.5)))
+    assert accuracy.with_replacement_variance(z, strata, fraction) == pytest.approx(expected)
+
+
+def test_drawing_more_of_a_finite_population_narrows_the_interval_but_not_the_label_noise() -> None:
+    rng = np.random.default_rng(4)
+    y = rng.choice([0.0, 0.5, 1.0], size=60)
+    trials = np.full(60, 2.0)
+    few = accuracy.hajek(y, np.full(60, 0.01), trials=trials)
+    most = accuracy.hajek(y, np.full(60, 0.9), trials=trials)
+    census = accuracy.hajek(y, np.ones(60), trials=trials)
+    assert few.se is not None
+    assert most.se is not None
+    assert census.se is not None
+    assert census.se < most.se < few.se
+    # Every item drawn: what is left is the noise of two labels per item, not zero.
+    assert census.se > 0.0
+
+
 def test_a_domain_counts_the_items_outside_it_in_the_variance() -> None:
     p = np.full(6, 0.1)
     inside = accuracy.hajek(np.array([1.0, 0.0, 1.0, np.nan, np.nan, np.nan]), p)

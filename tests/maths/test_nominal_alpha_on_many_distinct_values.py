@@ -1,15 +1,17 @@
 """Nominal α on data with many distinct values (continuous numbers given by mistake) is computed sparsely, with
-the same result as the reference package, and without a units × categories table."""
+the same result as the reference package, and without a units × categories table; the pairwise shares, which need
+that table, refuse such data with a clear error instead of running out of memory."""
 
 from __future__ import annotations
 
 import krippendorff
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from aggregation.agreement import krippendorff_alpha_nominal
+from aggregation.agreement import krippendorff_alpha_nominal, pairwise_agreement, pairwise_agreement_per_unit
 
 
 @settings(max_examples=40, deadline=None)
@@ -37,3 +39,16 @@ def test_continuous_values_on_a_large_matrix_finish_and_are_defined():
         krippendorff_alpha_nominal(small), krippendorff.alpha(small.T, level_of_measurement="nominal"), atol=1e-12
     )
     assert 0.0 < alpha < 1.0
+
+
+def test_pairwise_agreement_on_continuous_values_is_refused_with_a_reason():
+    # The pairwise shares need a units × categories table; on 500,000 distinct values it would not fit, so the
+    # public functions refuse with a message that says why and what to use instead, rather than run out of memory.
+    values = np.random.default_rng(3).random((100_000, 5))
+    with pytest.raises(ValueError, match="continuous values") as refused:
+        pairwise_agreement(values)
+    assert "krippendorff_alpha_nominal" in str(refused.value)
+    with pytest.raises(ValueError, match="continuous values"):
+        pairwise_agreement_per_unit(values)
+    # The same values binned into categories are fine.
+    assert 0.0 <= pairwise_agreement(np.floor(values * 4)).value <= 1.0

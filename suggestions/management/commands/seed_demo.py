@@ -10,26 +10,39 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from aggregation.services import project_aggregates_recompute
+from annotation.models import LabelRequest
 from projects.importing import items_import
 from projects.models import Membership, Project
 from projects.services import membership_set, project_create
+from suggestions.requests import label_requests_draw
 from suggestions.services import longest_response_suggestions
 
 DEMO_SLUG = "demo-long-form-qa"
 # The demo seeds every app, so the command sits on the top floor; its data stays with the items it becomes.
 DEMO_FILE = Path(__file__).resolve().parents[3] / "projects" / "demo_data" / "prd_lfqa_40.jsonl"
+#: The label requests the demo starts with, so a lead can watch calibration, certification and verification fill in
+#: as the two annotators work (kind, items, by confidence, labels per item). Calibration and certification want a
+#: blind label from both annotators on each drawn item; 20 certification items meet the demo's minimum of 20.
+#: Verification is drawn first: its verifier is then left out of the blind requests for that item.
+DEMO_REQUESTS = (
+    (LabelRequest.Kind.VERIFICATION, 6, False, 1),
+    (LabelRequest.Kind.CALIBRATION, 20, True, 2),
+    (LabelRequest.Kind.CERTIFICATION, 20, False, 2),
+)
 USERS = (
     ("lead", Membership.Role.LEAD),
     ("annotator1", Membership.Role.ANNOTATOR),
     ("annotator2", Membership.Role.ANNOTATOR),
+    # A third person makes a three-method crossover study possible on the demo (annotation.crossover_design).
+    ("annotator3", Membership.Role.ANNOTATOR),
 )
 
 
 class Command(BaseCommand):
-    help = "Create (or refresh) the demo project: 40 real long-form QA pairs, a lead and two annotators."
+    help = "Create (or refresh) the demo project: 40 real long-form QA pairs, a lead and three annotators."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--password", default="penumbra-demo", help="password of the three demo users")
+        parser.add_argument("--password", default="penumbra-demo", help="password of the demo users")
 
     @transaction.atomic
     def handle(self, *args: Any, **options: Any) -> None:
@@ -73,6 +86,7 @@ class Command(BaseCommand):
         with DEMO_FILE.open(encoding="utf-8") as handle:
             result = items_import(project=project, lines=handle, on_duplicate="skip")
         suggestions_made = self._baseline_suggestions(project)
+        requests = self._label_requests(project)
         # A command ends before any background thread would: compute the figures here.
         transaction.on_commit(lambda: project_aggregates_recompute(project_id=project.pk))
 
@@ -80,6 +94,7 @@ class Command(BaseCommand):
         self.stdout.write(f"  {result.created} items imported, {result.skipped} already there; {suggestions_made}")
         blind = project.items.filter(is_blind=True).count()
         self.stdout.write(f"  blind sample: {blind} of {project.items.count()} items")
+        self.stdout.write(f"  {requests}")
         self.stdout.write("  Log in with:")
         for username, role in USERS:
             self.stdout.write(f"    {username:<11} / {options['password']}   ({role})")
@@ -87,3 +102,16 @@ class Command(BaseCommand):
     def _baseline_suggestions(self, project: Project) -> str:
         count = longest_response_suggestions(project=project)
         return f"'longest-response' suggestions: {count}"
+
+    def _label_requests(self, project: Project) -> str:
+        """Draw the demo's requests once: a refresh leaves the draws (and any answers) as they are."""
+        if LabelRequest.objects.filter(project=project).exists():
+            counts = LabelRequest.objects.filter(project=project, status=LabelRequest.Status.OPEN).count()
+            return f"label requests already drawn ({counts} open)"
+        parts = []
+        for kind, size, by_confidence, per_item in DEMO_REQUESTS:
+            draw = label_requests_draw(
+                project=project, kind=kind, size=size, labels_per_item=per_item, by_confidence=by_confidence
+            )
+            parts.append(f"{kind} {draw.items_drawn} items ({draw.requests} requests)")
+        return "label requests: " + ", ".join(parts) + "; an audit follows a handoff"

@@ -9,8 +9,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0003_label_requests_and_resolution_choices'),
-        ('projects', '0009_project_repeat_and_adaptive_settings'),
+        ('annotation', '0005_method_study'),
+        ('projects', '0011_project_repeat_and_adaptive_settings'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('projects', '0008_verify_visibility'),
+        ('projects', '0010_crossover_mode'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,0 +1,151 @@
+"""Checks of the annotator's input and rights, shared by the save, the claim and the skip: each raises
+ValidationError with field-level messages and writes nothing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+
+from projects.models import PERMILLE, TIE, Criterion, Item, Membership, Project, Response
+from projects.selectors import role_remembered
+
+_WHOLE_NUMBER = re.compile(r"-?\d+")
+
+
+def check_annotator(*, project: Project, annotator: AbstractBaseUser) -> None:
+    if role_remembered(user=annotator, project_id=project.pk) == Membership.Role.ANNOTATOR:
+        return  # checked a moment ago in this request (projects.selectors.project_get_for_annotator)
+    if not Membership.objects.filter(project=project, user_id=annotator.pk, role=Membership.Role.ANNOTATOR).exists():
+        raise ValidationError({"annotator": "You do not annotate this project."})
+
+
+def check_annotator_of(*, project: Project, item: Item, annotator: AbstractBaseUser) -> None:
+    check_annotator(project=project, annotator=annotator)
+    if item.project_id != project.pk:
+        raise ValidationError({"item": "This item does not belong to this project."})
+    if project.phase == Project.Phase.CLOSED:
+        raise ValidationError({"__all__": "This project is closed: labels can no longer be saved."})
+
+
+def whole_number(raw: Any) -> int | None:
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    if isinstance(raw, str) and _WHOLE_NUMBER.fullmatch(raw.strip()):
+        return int(raw.strip())
+    return None
+
+
+def value_error_key(position: int, criterion_name: str) -> str:
+    return f"values[{position}][{criterion_name}]"
+
+
+def check_ifs_values(
+    *, values: Any, responses: Sequence[Response], criteria: Sequence[Criterion]
+) -> dict[tuple[int, str], tuple[int, int]]:
+    """Every response × criterion exactly once, whole per-mille, μ, ν ≥ 0 and μ + ν ≤ 1000."""
+    if not isinstance(values, Sequence) or isinstance(values, str | bytes) or not values:
+        raise ValidationError({"values": "Give (μ, ν) for every response and criterion."})
+    positions = {response.position for response in responses}
+    names = {criterion.name for criterion in criteria}
+    errors: dict[str, list[str]] = {}
+    cleaned: dict[tuple[int, str], tuple[int, int]] = {}
+    for index, entry in enumerate(values):
+        if not isinstance(entry, Mapping):
+            errors.setdefault("values", []).append(
+                f"Entry {index + 1} is not an object with response, criterion, mu, nu."
+            )
+            continue
+        position = whole_number(entry.get("response"))
+        name = entry.get("criterion")
+        if position not in positions:
+            errors.setdefault("values", []).append(
+                f"Entry {index + 1}: response must be one of the stored positions {sorted(positions)}."
+            )
+            continue
+        if not isinstance(name, str) or name not in names:
+            errors.setdefault("values", []).append(
+                f"Entry {index + 1}: criterion must be one of {', '.join(sorted(names))}."
+            )
+            continue
+        key = value_error_key(position, name)
+        if (position, name) in cleaned or key in errors:
+            errors.setdefault(key, []).append("Given more than once.")
+            continue
+        mu, nu = whole_number(entry.get("mu")), whole_number(entry.get("nu"))
+        problems = []
+        for label, number in (("μ", mu), ("ν", nu)):
+            if number is None:
+                problems.append(f"{label} must be a whole number of per-mille (0 to 1000).")
+            elif not 0 <= number <= PERMILLE:
+                problems.append(f"{label} must be from 0 to 1000 ‰ (0 to 100 %); got {number}.")
+        if not problems and mu is not None and nu is not None and mu + nu > PERMILLE:
+            problems.append(
+                f"Support and opposition add up to {(mu + nu) / 10:g} %; together they can be at most 100 %."
+            )
+        if problems:
+            errors[key] = problems
+            continue
+        cleaned[(position, name)] = (int(mu or 0), int(nu or 0))
+    for position in sorted(positions):
+        for name in sorted(names):
+            key = value_error_key(position, name)
+            if (position, name) not in cleaned and key not in errors:
+                errors[key] = ["Missing: every response needs μ and ν for every criterion."]
+    if errors:
+        raise ValidationError(errors)
+    return cleaned
+
+
+def check_judgment(
+    *,
+    project: Project,
+    responses: Sequence[Response],
+    criteria: Sequence[Criterion],
+    values: Any,
+    binary_choice: Any,
+    likert_value: Any,
+) -> tuple[dict[tuple[int, str], tuple[int, int]], int | None, int | None]:
+    """The judgment in the project's mode, cleaned; anything for another mode is refused, not ignored."""
+    mode = project.mode
+    if mode == Project.Mode.IFS:
+        if binary_choice is not None or likert_value is not None:
+            raise ValidationError({"__all__": "This project labels with IFS sliders, not a choice or a scale."})
+        return check_ifs_values(values=values, responses=responses, criteria=criteria), None, None
+    if values:
+        raise ValidationError({"values": f"This project labels in {mode} mode; slider values are not accepted."})
+    if mode == Project.Mode.BINARY:
+        if likert_value is not None:
+            raise ValidationError({"likert_value": "This project labels with a binary choice, not a scale."})
+        choice = whole_number(binary_choice)
+        allowed = [r.position for r in responses] + [TIE]
+        if binary_choice is None or binary_choice == "":
+            raise ValidationError({"binary_choice": "Choose the better response, or tie."})
+        if choice not in allowed:
+            raise ValidationError({"binary_choice": f"Expected a stored position {allowed[:-1]} or -1 for a tie."})
+        return {}, choice, None
+    if binary_choice is not None:
+        raise ValidationError({"binary_choice": "This project labels on a scale, not with a binary choice."})
+    if len(responses) != 2:
+        raise ValidationError({"likert_value": "A side-by-side scale needs exactly two responses."})
+    point = whole_number(likert_value)
+    if likert_value is None or likert_value == "":
+        raise ValidationError({"likert_value": "Choose a point on the scale."})
+    if point is None or not 1 <= point <= project.likert_points:
+        raise ValidationError({"likert_value": f"Expected a whole number from 1 to {project.likert_points}."})
+    return {}, None, point
+
+
+def check_client_token(client_token: Any) -> str | None:
+    if client_token in (None, ""):
+        return None
+    if not isinstance(client_token, str) or len(client_token) > 64 or not client_token.isprintable():
+        raise ValidationError({"client_token": "Expected a string of at most 64 printable characters."})
+    return client_token

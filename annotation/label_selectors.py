@@ -1,0 +1,252 @@
+"""Reads for the annotation page: everything its frame shows for one item, and the assignment it is shown under.
+
+Takes a project the caller reached through projects.selectors (membership checked); only the calling annotator's
+own rows are read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Exists
+from django.utils import timezone
+
+from annotation import judgment
+from annotation.models import Annotation, Assignment, LabelRequest
+from annotation.repeat_selectors import repeat_open_for
+from annotation.selectors import (
+    PURPOSE_PAGE,
+    PURPOSE_RESOLUTION,
+    AnyUser,
+    annotation_get_own,
+    annotation_payload_preferred,
+    live_claims_by_others,
+    markdown_render,
+    suggestion_prefilled_values,
+    suggestion_visible_for,
+)
+from projects.models import TIE, Criterion, Item, Project
+from projects.selectors import item_responses, project_criteria
+
+
+@dataclass
+class SliderCell:
+    criterion: Criterion
+    mu: int
+    nu: int
+    error: str = ""
+
+    @property
+    def pi(self) -> int:
+        return max(0, 1000 - self.mu - self.nu)
+
+    def step(self, value: int) -> int:
+        # Whole percent when the stored value is a whole percent; per-mille otherwise, so a value saved through the
+        # API (say 333 ‰) is never silently rounded by the slider.
+        return 10 if value % 10 == 0 else 1
+
+
+@dataclass
+class DisplayedResponse:
+    label: str
+    position: int
+    html: str
+    cells: list[SliderCell] = field(default_factory=list)
+    # Nothing to read (imported data has responses that are empty or only whitespace): the page says so.
+    empty: bool = False
+
+
+@dataclass
+class ShownSuggestion:
+    preferred_label: str
+    rationale: str
+    is_tie: bool
+
+
+def _values_from_annotation(annotation: Annotation | None) -> dict[tuple[int, int], tuple[int, int]]:
+    if annotation is None:
+        return {}
+    return {(v.response_id, v.criterion_id): (v.mu, v.nu) for v in annotation.values.all()}
+
+
+def annotation_page_context(
+    *,
+    project: Project,
+    item: Item,
+    annotator: AnyUser,
+    assignment: Assignment,
+    stage: str = "label",
+    posted: dict[str, Any] | None = None,
+    errors: dict[str, list[str]] | None = None,
+    accept_values: bool = False,
+    unlabelled: bool = False,
+) -> dict[str, Any]:
+    """Everything the annotation page frame needs, in a constant number of queries.
+
+    ``posted`` re-shows what the annotator sent after a refused save (their values, not the stored ones).
+    ``stage``: "label" (normal), "resolution" (after-label step). ``accept_values`` fills the form from the
+    suggestion (the Accept button); the caller has recorded the exposure.
+    """
+    errors = errors or {}
+    responses = item_responses(item)
+    by_position = {response.position: response for response in responses}
+    order = [p for p in assignment.response_order if p in by_position]
+    criteria = project_criteria(project)
+    annotation = None if unlabelled else annotation_get_own(project=project, item=item, annotator=annotator)
+    if annotation is not None and repeat_open_for(project=project, item=item, annotator=annotator) is not None:
+        # An unannounced repeat: the page is the item as first shown, without the earlier judgment.
+        annotation = None
+
+    purpose = PURPOSE_RESOLUTION if stage == "resolution" else PURPOSE_PAGE
+    suggestion = suggestion_visible_for(
+        project=project,
+        item=item,
+        annotator=annotator,
+        purpose=purpose,
+        has_saved=annotation is not None,
+        with_values=accept_values,  # only Accept fills the sliders from the suggestion's own values
+    )
+    labels = {position: judgment.display_label(index) for index, position in enumerate(order)}
+
+    stored = _values_from_annotation(annotation)
+    prefilled: dict[tuple[int, int], tuple[int, int]] = {}
+    # A verification request shows the model's answer filled in, to keep (save as is) or change.
+    verifying = bool(getattr(suggestion, "verifying", False)) and annotation is None and stage == "label"
+    if (accept_values or verifying) and suggestion is not None:
+        prefilled = suggestion_prefilled_values(suggestion=suggestion, responses=responses, criteria=criteria)
+
+    displayed: list[DisplayedResponse] = []
+    for position in order:
+        response = by_position[position]
+        entry = DisplayedResponse(
+            label=labels[position],
+            position=position,
+            html=markdown_render(response.text),
+            empty=not response.text.strip(),
+        )
+        for criterion in criteria:
+            key = f"{position}-{criterion.pk}"
+            if posted is not None and key in posted.get("values", {}):
+                mu, nu = posted["values"][key]
+            elif prefilled:
+                mu, nu = prefilled[(position, criterion.pk)]
+            elif (response.pk, criterion.pk) in stored:
+                mu, nu = stored[(response.pk, criterion.pk)]
+            else:
+                mu, nu = 0, 0
+            error = " ".join(errors.get(f"values[{position}][{criterion.name}]", []))
+            entry.cells.append(SliderCell(criterion=criterion, mu=mu, nu=nu, error=error))
+        displayed.append(entry)
+
+    binary_choice = annotation.binary_choice if annotation else None
+    likert_value = annotation.likert_value if annotation else None
+    if posted is not None:
+        binary_choice = posted.get("binary_choice", binary_choice)
+        likert_value = posted.get("likert_value", likert_value)
+    if suggestion is not None and (accept_values or (verifying and posted is None)):
+        binary_choice = suggestion.preferred_position
+        likert_value = judgment.likert_for_preferred(
+            TIE if suggestion.preferred_position is None else suggestion.preferred_position, project.likert_points
+        )
+
+    likert_scale = []
+    if project.mode == Project.Mode.LIKERT and len(order) == 2:
+        points = project.likert_points
+        centre = judgment.likert_centre(points)
+        for display_point in range(1, points + 1):
+            stored_value = judgment.likert_display_to_stored(display_point, points, order)
+            distance = abs(display_point - centre)
+            strength = " much" if distance == centre - 1 else " slightly" if distance == 1 and centre >= 4 else ""
+            if display_point < centre:
+                caption = f"{labels[order[0]]}{strength} better"
+            elif display_point > centre:
+                caption = f"{labels[order[1]]}{strength} better"
+            else:
+                caption = "Equal"
+            likert_scale.append({"display": display_point, "stored": stored_value, "caption": caption})
+
+    shown = None
+    if suggestion is not None:
+        preferred = suggestion.preferred_position
+        shown = ShownSuggestion(
+            preferred_label="a tie" if preferred == TIE else f"Response {labels.get(preferred or 0, '?')}",
+            rationale=judgment.rationale_for_viewer(suggestion.rationale, labels),
+            is_tie=preferred == TIE,
+        )
+
+    own_label = ""
+    if annotation is not None and stage == "resolution":
+        preferred_own = annotation_payload_preferred(project=project, annotation=annotation, criteria=criteria)
+        own_label = "a tie" if preferred_own == TIE else f"Response {labels.get(preferred_own, '?')}"
+
+    accepted = accept_values or bool(annotation and annotation.accepted_suggestion)
+    if posted is not None:
+        accepted = bool(posted.get("accepted", accepted))
+    return {
+        "project": project,
+        "item": item,
+        "suggestion_object": suggestion,
+        "prompt_html": markdown_render(item.prompt),
+        "guidelines_html": markdown_render(project.guidelines) if project.guidelines else "",
+        "responses": displayed,
+        "criteria": criteria,
+        "annotation": annotation,
+        "assignment": assignment,
+        "binary_choice": binary_choice,
+        "binary_options": [(labels[p], p) for p in order] + [("Tie", TIE)],
+        "likert_value": likert_value,
+        "likert_scale": likert_scale,
+        "suggestion": shown,
+        "stage": stage,
+        "verifying": verifying,
+        "own_label": own_label,
+        "accepted": accepted,
+        "errors": errors,
+        "form_errors": errors.get("__all__", []),
+        "time_spent_ms": annotation.time_spent_ms if annotation else 0,
+    }
+
+
+def assignment_for_page(*, project: Project, item: Item, annotator: AbstractBaseUser) -> Assignment | None:
+    """The assignment ``item`` is shown under when the annotator opens it by its address; reads only.
+
+    Their own row when they have one (a claim, a label, a skip). Otherwise, while the item has room for their label
+    (or they hold an open label request for it), an unsaved assignment with the response order they will be given:
+    opening an item claims nothing, and its save takes the slot (annotation.services checks the room again then).
+    None when the item is full for them.
+    """
+    own = Assignment.objects.filter(project=project, item=item, annotator_id=annotator.pk).first()
+    if own is not None:
+        return own
+    now = timezone.now()
+    found = (
+        Item.objects.filter(pk=item.pk)
+        .annotate(
+            claims=live_claims_by_others(annotator_id=int(annotator.pk), now=now),
+            requested=Exists(
+                LabelRequest.objects.filter(item=item, annotator_id=annotator.pk, status=LabelRequest.Status.OPEN)
+            ),
+        )
+        .values("annotation_count", "extra_labels", "claims", "requested")
+        .first()
+    )
+    if found is None:
+        return None
+    room = found["annotation_count"] + found["claims"] < project.overlap + found["extra_labels"]
+    if not room and not found["requested"]:
+        return None
+    positions = [response.position for response in item_responses(item)]
+    order = judgment.response_order_draw(
+        seed=project.seed, annotator_id=int(annotator.pk), item_id=item.pk, positions=positions
+    )
+    return Assignment(
+        project=project,
+        item=item,
+        annotator_id=annotator.pk,
+        status=Assignment.Status.CLAIMED,
+        response_order=order,
+        claimed_at=now,
+        expires_at=now,
+    )

@@ -1,0 +1,263 @@
+"""The load benchmark's stack and bookkeeping: the project it builds, gunicorn and the Celery worker it starts, the
+CPU they spend, and the database check afterwards (benchmarks/load.py runs it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+from load_client import PASSWORD, Results
+
+# --- building the project (runs in a subprocess, inside the code under test) ---------------------------------------
+
+
+def build(*, name: str, n_items: int, n_annotators: int) -> dict[str, object]:
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+
+    from projects import blind
+    from projects.models import Item, Membership, Project, Response, Suggestion
+    from projects.services import blind_sample_redraw, membership_set, project_create
+
+    project = project_create(
+        name=name, seed=4242, overlap=3, suggestion_display=Project.SuggestionDisplay.BLIND_SAMPLE, blind_rate=0.2
+    )
+    ids = [f"load-{i}" for i in range(n_items)]
+    items = Item.objects.bulk_create(
+        [
+            Item(
+                project=project,
+                external_id=external_id,
+                prompt=f"Prompt {external_id}: explain **recursion** to a child.",
+                blind_draw=blind.uniform_draw(seed=project.seed, external_id=external_id),
+                queue_key=blind.queue_key(seed=project.seed, external_id=external_id),
+            )
+            for external_id in ids
+        ]
+    )
+    Response.objects.bulk_create(
+        [
+            Response(item=item, position=p, text=f"Answer {p} to {item.external_id}.\n\n```python\nprint({p})\n```")
+            for item in items
+            for p in (0, 1)
+        ]
+    )
+    Suggestion.objects.bulk_create(
+        [Suggestion(item=item, preferred_position=1, rationale="More complete.", model_name="bench") for item in items]
+    )
+    blind_sample_redraw(project=project)
+    # One hash for everybody: hashing 50 passwords would take longer than the run.
+    hashed = make_password(PASSWORD)
+    user_model = get_user_model()
+    names = [f"load-annotator-{n}" for n in range(n_annotators)]
+    for username in [*names, "load-lead"]:
+        user, _ = user_model.objects.get_or_create(username=username)
+        user.password = hashed
+        user.save(update_fields=["password"])
+        role = Membership.Role.LEAD if username == "load-lead" else Membership.Role.ANNOTATOR
+        membership_set(project=project, user=user, role=role)
+    return {"project": project.pk, "annotators": names}
+
+
+# --- the stack -------------------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def ensure_database(url: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    parsed = urlparse(url)
+    name = parsed.path.lstrip("/")
+    admin = parsed._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as connection:
+        if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+@dataclass
+class Stack:
+    app_dir: Path
+    env: dict[str, str]
+    port: int
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(
+            [sys.executable, *args], cwd=self.app_dir, env=self.env, check=True, capture_output=True, text=True
+        ).stdout
+
+    def start(self, *, workers: int, threads: int, logs: Path) -> None:
+        bin_dir = Path(sys.executable).parent
+        web = [
+            str(bin_dir / "gunicorn"),
+            "config.wsgi",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--worker-class",
+            "gthread",
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+            "--backlog",
+            "512",
+        ]
+        worker = [str(bin_dir / "celery"), "-A", "config", "worker", "--concurrency=1", "--loglevel=WARNING"]
+        worker += ["-Q", self.env["CELERY_QUEUE"], "--without-gossip", "--without-mingle", "--without-heartbeat"]
+        for name, command in (("web", web), ("worker", worker)):
+            log = (logs / f"{name}.log").open("wb")
+            self.processes.append(
+                subprocess.Popen(command, cwd=self.app_dir, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+            )
+        import httpx
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.base}/accounts/login/", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        raise SystemExit(f"gunicorn did not answer on port {self.port}; see {logs}/web.log")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        self.processes.clear()
+
+
+# --- checking the database -----------------------------------------------------------------------------------------
+
+
+def verify(url: str, project_id: int, results: Results) -> list[str]:
+    import psycopg
+
+    problems: list[str] = []
+    with psycopg.connect(url) as connection:
+        rows = connection.execute(
+            """
+            SELECT u.username, a.item_id, r.position, v.criterion_id, v.mu, v.nu,
+                   (SELECT count(*) FROM annotation_annotationrevision rv WHERE rv.annotation_id = a.id)
+            FROM annotation_annotation a
+            JOIN auth_user u ON u.id = a.annotator_id
+            JOIN annotation_judgmentvalue v ON v.annotation_id = a.id
+            JOIN projects_response r ON r.id = v.response_id
+            WHERE a.project_id = %s
+            """,
+            [project_id],
+        ).fetchall()
+    stored: dict[tuple[str, int], tuple[dict[tuple[int, int], tuple[int, int]], int]] = {}
+    for username, item_id, position, criterion_id, mu, nu, revisions in rows:
+        entry = stored.setdefault((username, item_id), ({}, revisions))
+        entry[0][(position, criterion_id)] = (mu, nu)
+    for key, (values, count) in results.acknowledged.items():
+        found = stored.get(key)
+        if found is None:
+            problems.append(f"acknowledged save missing: {key}")
+        elif found[0] != values:
+            problems.append(f"values differ for {key}: stored {found[0]}, acknowledged {values}")
+        elif found[1] != count:
+            problems.append(f"{key}: {found[1]} revisions for {count} acknowledged saves")
+    extra = set(stored) - set(results.acknowledged)
+    problems.extend(f"annotation nobody was told about: {key}" for key in sorted(extra))
+    return problems
+
+
+def backlog(stack: Stack, project_id: int) -> dict[str, int]:
+    import redis
+
+    client = redis.Redis.from_url(stack.env["REDIS_URL"])
+    queued = int(client.llen(stack.env["CELERY_QUEUE"]))
+    dirty = 0
+    for key in client.scan_iter(f"penumbra:{stack.env['CELERY_QUEUE']}:dirty-items:*"):
+        dirty += int(client.scard(key))
+    # Items whose figures are older than their labels, by the reconciliation's own query (-1 if the code under test
+    # has no such function under this name).
+    stale = stack.run(
+        "-c",
+        "import django, json; django.setup(); from aggregation import services; "
+        "find = getattr(services, 'stale_items_list', None); "
+        f"print(json.dumps(-1 if find is None else len(find().get({project_id}, []))))",
+    ).strip()
+    return {"queued_tasks": queued, "dirty_items": dirty, "stale_items": int(json.loads(stale.splitlines()[-1]))}
+
+
+# --- CPU spent by the server side ----------------------------------------------------------------------------------
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_cpu(pid: int) -> float | None:
+    """User + system CPU seconds of one live process (Linux /proc), None if it is gone or unreadable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if parent == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def process_tree(pid: int) -> list[int]:
+    """A process and its live children (gunicorn's master and workers, Celery's and its pool)."""
+    return [pid, *_children(pid)]
+
+
+def database_backends(url: str) -> list[int]:
+    """The PostgreSQL backends connected to this benchmark's database (not other databases on the server)."""
+    import psycopg
+
+    name = urlparse(url).path.lstrip("/")
+    with psycopg.connect(url) as connection:
+        rows = connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [name]
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    readings = {pid: _proc_cpu(pid) for pid in pids}
+    return {pid: seconds for pid, seconds in readings.items() if seconds is not None}
+
+
+def cpu_spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds spent between two readings: processes seen twice by their difference, new ones whole (a backend
+    or worker that ended in between is missed, so this is a lower bound)."""
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
