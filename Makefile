@@ -24,7 +24,10 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	aggregation/annotator_figures.py aggregation/project_figures.py aggregation/writers.py projects/preference.py \
 	aggregation/ifs_operators.py aggregation/consensus.py aggregation/signed.py aggregation/export_options.py \
 	annotation/crossover_design.py annotation/crossover_services.py annotation/crossover_selectors.py \
-	aggregation/method_comparison.py aggregation/method_study_report.py
+	aggregation/method_comparison.py aggregation/method_study_report.py \
+	aggregation/position_bias.py aggregation/adaptive.py aggregation/self_consistency.py aggregation/study_figures.py \
+	aggregation/adaptive_services.py aggregation/study_selectors.py annotation/queue_order.py annotation/repeat_services.py \
+	annotation/repeat_selectors.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 

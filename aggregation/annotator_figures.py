@@ -84,10 +84,15 @@ def per_annotator_median(group: IntArray, values: IntArray, n_groups: int) -> Fl
     return medians
 
 
-def annotator_figures_compute(data: Judgments) -> AnnotatorFigures:
-    """Every annotator's figures; call only with at least one annotator."""
+def annotator_figures_compute(
+    data: Judgments, *, repeats: tuple[FloatArray, FloatArray, BoolArray] | None = None
+) -> AnnotatorFigures:
+    """Every annotator's figures; call only with at least one annotator. ``repeats``: their answered repeats in the
+    layout of :func:`annotator_layout` (μ, ν, mask), the source of Eq. 8's consistency part; None when there are none.
+    """
     n_annotators = data.annotator_ids.size
     mu, nu, present, criterion_weights = annotator_layout(data)
+    repeat_mu, repeat_nu, repeat_mask = repeats if repeats is not None else (None, None, None)
     eq8 = weights_maths.annotator_weights(
         mu,
         nu,
@@ -97,6 +102,9 @@ def annotator_figures_compute(data: Judgments) -> AnnotatorFigures:
         criterion_weights=criterion_weights,
         tolerance=data.settings.tie_tolerance,
         consistency_source="repeats",
+        repeat_mu=repeat_mu,
+        repeat_nu=repeat_nu,
+        repeat_mask=repeat_mask,
     )
     if present.any():
         consensus_weight = weights_maths.iterative_consensus_weights(mu, nu, present).weight

@@ -83,6 +83,7 @@ def stats_for(aggregate: ProjectAggregate | None, staleness: Staleness | None = 
         "handoff": suggestions.get("handoff") or {},
         "progress": aggregate.progress if aggregate else {},
         "labeling": (aggregate.labeling if aggregate else None) or {},
+        "study": (aggregate.study if aggregate else None) or {},
         "computed_at": aggregate.computed_at if aggregate else None,
         "agreement_computed_at": aggregate.agreement_computed_at if aggregate else None,
         "suggestions_computed_at": aggregate.suggestions_computed_at if aggregate else None,
@@ -115,6 +116,15 @@ STATS = inline_serializer(
                 "Figures from label requests: calibration per confidence bin, certification (Hájek estimate of the "
                 "model's accuracy with its interval, Horvitz-Thompson and gold beside it), audit state, and "
                 "verification keep/change rates (never used as accuracy). Each estimate has value, ci, items, labels."
+            )
+        ),
+        "study": serializers.DictField(
+            help_text=(
+                "position_bias: rate of preferring the response shown first (ties left out) for the project (interval "
+                "clustered by annotator) and per annotator (Wilson), flagged when the 95 % interval excludes 0.5; "
+                "consistency: per annotator 1 − mean distance to their own unannounced repeats, with a t interval; "
+                "repeats: answered and open counts; adaptive: extra labels granted and spent, and how many "
+                "preferences they flipped or firmed up."
             )
         ),
         "stale": serializers.BooleanField(

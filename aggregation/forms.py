@@ -24,6 +24,11 @@ SETTINGS_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("handoff_rule", "handoff_trigger", "handoff_agreement_threshold", "handoff_minimum_blind_comparisons"),
     ),
     ("Aggregation", ("aggregation_operator", "weight_consistency", "weight_expertise", "weight_agreement")),
+    ("Repeats", ("repeat_rate", "repeat_delay_items", "repeat_delay_minutes")),
+    (
+        "Adaptive overlap",
+        ("adaptive_cap", "adaptive_budget", "adaptive_hesitation", "adaptive_dispute", "adaptive_expert_id"),
+    ),
     ("LLM endpoint", ("llm_base_url", "llm_model", "llm_api_key", "llm_instruction_template")),
 )
 
@@ -59,6 +64,25 @@ class ProjectSettingsForm(forms.Form):
     weight_consistency = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="α in Eq. 8.")
     weight_expertise = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="β in Eq. 8.")
     weight_agreement = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="γ in Eq. 8; α + β + γ = 1.")
+    repeat_rate = forms.FloatField(
+        widget=forms.NumberInput(attrs=_NUMBER),
+        help_text="Share of each annotator's items shown to them again, unannounced (0 to 0.5; 0: no repeats).",
+    )
+    repeat_delay_items = forms.IntegerField(help_text="At least this many other items in between.")
+    repeat_delay_minutes = forms.IntegerField(help_text="And at least this many minutes.")
+    adaptive_cap = forms.IntegerField(
+        label="Extra labels per item", help_text="For hesitant or disputed items, at most; 0 turns it off."
+    )
+    adaptive_budget = forms.IntegerField(label="Extra labels in all", help_text="0 turns adaptive overlap off.")
+    adaptive_hesitation = forms.FloatField(
+        label="Hesitant from π", widget=forms.NumberInput(attrs=_NUMBER), help_text="Mean hesitation, 0 to 1."
+    )
+    adaptive_dispute = forms.FloatField(
+        label="Disputed below agreement", widget=forms.NumberInput(attrs=_NUMBER), help_text="0 to 1."
+    )
+    adaptive_expert_id = forms.TypedChoiceField(
+        label="Expert", required=False, coerce=int, empty_value=None, help_text="Extra labels go to this person alone."
+    )
     llm_base_url = forms.CharField(
         label="LLM base URL", required=False, max_length=300, help_text="OpenAI-compatible endpoint."
     )
@@ -78,6 +102,18 @@ class ProjectSettingsForm(forms.Form):
         kwargs["initial"] = {name: getattr(project, name) for name in self.base_fields if name != "llm_api_key"}
         super().__init__(*args, **kwargs)
         self.project = project
+        members = Membership.objects.filter(project=project).select_related("user").order_by("user__username")
+        expert = self.fields["adaptive_expert_id"]
+        assert isinstance(expert, forms.TypedChoiceField)
+        expert.choices = [("", "Anyone in the queue")] + [(m.user_id, m.user.get_username()) for m in members]
+        consistency = self.fields["weight_consistency"]
+        if project.repeat_rate <= 0:
+            consistency.help_text = (
+                "α in Eq. 8. Not used: the repeat rate is 0, so no item comes back to its annotator and consistency "
+                "has no data; Eq. 8 is renormalised over β and γ. Set a repeat rate below to use it."
+            )
+        elif not project.repeats.filter(answered_at__isnull=False).exists():
+            consistency.help_text = "α in Eq. 8. Not used yet: no repeat has been answered."
         if project.labelling_started_at is not None:
             for name in ("blind_rate", "minimum_blind_sample", "mode"):
                 self.fields[name].help_text = "Locked: labelling has started."

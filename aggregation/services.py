@@ -18,10 +18,10 @@ from django.db import connection, transaction
 from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from aggregation import ifs, loading, writers
-from aggregation.annotator_figures import annotator_figures_compute
+from aggregation import adaptive_services, ifs, loading, study_figures, writers
+from aggregation.annotator_figures import annotator_figures_compute, annotator_layout
 from aggregation.item_figures import item_figures_compute
-from aggregation.judgments import FloatArray, Judgments
+from aggregation.judgments import FloatArray, Judgments, signed_preferences
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
 from aggregation.project_figures import project_figures_compute
 from annotation.models import Annotation
@@ -110,7 +110,15 @@ def _annotators_write(*, data: Judgments) -> tuple[bool, FloatArray]:
     """Write every annotator's figures; returns whether the weights moved and the new weights (annotator order)."""
     project_id = data.settings.project_id
     before = dict(AnnotatorAggregate.objects.filter(project_id=project_id).values_list("annotator_id", "weight"))
-    figures = annotator_figures_compute(data) if data.annotator_ids.size else None
+    figures = None
+    if data.annotator_ids.size:
+        project = Project.objects.get(pk=project_id)
+        layout = annotator_layout(data)
+        repeats = study_figures.repeat_layout(project=project, data=data, shape=layout[0].shape)
+        figures = annotator_figures_compute(data, repeats=repeats)
+        study_figures.study_figures_recompute(
+            project=project, data=data, layout=layout[:3], repeats=repeats, signed=signed_preferences(data)
+        )
     after = writers.annotator_aggregates_write(data=data, figures=figures, now=timezone.now())
     weights = figures.weight if figures is not None else np.ones(0)
     return _weights_moved(before, after), weights
@@ -170,6 +178,7 @@ def project_aggregates_recompute(*, project_id: int) -> dict[str, Any]:
             items = _items_write(data=data, weights=weights, newest=newest_by_item, whole_project=True, phases={})
     with transaction.atomic():
         _project_write(data=data, newest=newest)
+    adaptive_services.adaptive_overlap_plan(project_id=project_id)
     # After the agreement: the suggestion figures (connected by the suggestions app) put the human-human ceiling
     # beside the model's agreement, then the handoff rule reads them.
     events.figures_recomputed(project_id=project_id)

@@ -251,6 +251,7 @@ def _suggestions_context(dashboard: Dashboard, *, user: Any) -> dict[str, Any]:
     # Registered by the suggestions app (above this one), so the dashboard shows its card without importing it.
     card_template, card = dashboard_card("suggestions", user=user, project_id=dashboard.project.pk)
     labeling_template, labeling = dashboard_card("labeling", user=user, project_id=dashboard.project.pk)
+    study_template, study = dashboard_card("study", user=user, project_id=dashboard.project.pk)
     blind = _dict(stored.get("blind"))
     shown = _dict(stored.get("shown"))
     human_human = _dict(stored.get("human_human"))
@@ -259,6 +260,8 @@ def _suggestions_context(dashboard: Dashboard, *, user: Any) -> dict[str, Any]:
         "card": card,
         "labeling_card_template": labeling_template,
         "labeling": labeling,
+        "study_card_template": study_template,
+        **study,
         "llm_figures": [
             ("Blind agreement with the LLM", figure(blind.get("agreement"))),
             ("Shown agreement with the LLM", figure(shown.get("agreement"))),

@@ -27,7 +27,7 @@ from django.db.models import (
 )
 from django.utils import timezone
 
-from annotation import crossover_services, judgment
+from annotation import crossover_services, judgment, queue_order
 from annotation.checks import check_annotator, check_annotator_of
 from annotation.models import Annotation, Assignment
 from annotation.request_selectors import requests_to_serve
@@ -209,6 +209,13 @@ def _claim_new_in_transaction(
         return crossover_services.assignment_claim_planned(
             project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids
         )
+    first = queue_order.queue_first(project=project, annotator=annotator, now=now)
+    if isinstance(first, Assignment):  # an unannounced repeat: the person's own earlier assignment
+        return first
+    if first is not None and (escalated := _first_with_room(first)) is not None:
+        claimed = assignment_new(project=project, item=escalated, annotator=annotator, now=now)
+        claimed.item = escalated
+        return claimed
     chosen = next_item_pick(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
     if chosen is None:
         return None

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from annotation import judgment
 from annotation.models import Annotation, Assignment, LabelRequest
+from annotation.repeat_selectors import repeat_open_for
 from annotation.selectors import (
     PURPOSE_PAGE,
     PURPOSE_RESOLUTION,
@@ -94,6 +95,9 @@ def annotation_page_context(
     order = [p for p in assignment.response_order if p in by_position]
     criteria = project_criteria(project)
     annotation = None if unlabelled else annotation_get_own(project=project, item=item, annotator=annotator)
+    if annotation is not None and repeat_open_for(project=project, item=item, annotator=annotator) is not None:
+        # An unannounced repeat: the page is the item as first shown, without the earlier judgment.
+        annotation = None
 
     purpose = PURPOSE_RESOLUTION if stage == "resolution" else PURPOSE_PAGE
     suggestion = suggestion_visible_for(

@@ -262,5 +262,85 @@ class ResolutionChoice(models.Model):
         indexes = [models.Index(fields=["project", "created_at"], name="resolution_choice_project_idx")]
 
 
+class Repeat(models.Model):
+    """An item shown again to an annotator who already labelled it, unannounced, to measure their consistency.
+
+    Drawn and served by ``annotation.queue_order``; answered by ``annotation.repeat_services.repeat_answer``. The
+    second judgment lives here and in RepeatValue, never in the Annotation: the original judgment, its revisions and
+    every aggregate built from it stay as they were. Only the consistency part of Eq. 8 reads repeats.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="repeats")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="repeats")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="repeats")
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="repeats")
+    response_order = models.JSONField(help_text="Shown as the first time: the order of the original judgment.")
+    binary_choice = models.SmallIntegerField(null=True, blank=True)
+    likert_value = models.PositiveSmallIntegerField(null=True, blank=True)
+    time_spent_ms = models.PositiveIntegerField(default=0)
+    items_between = models.PositiveIntegerField(help_text="The annotator's other labels between the two judgments.")
+    skip_reason = models.CharField(max_length=300, blank=True, help_text="Skipped instead of answered: no values.")
+    served_at = models.DateTimeField()
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "item"], name="repeat_once_per_annotator_item"),
+            models.CheckConstraint(condition=Q(binary_choice__gte=TIE), name="repeat_binary_choice_valid"),
+        ]
+        indexes = [models.Index(fields=["project", "annotator", "answered_at"], name="repeat_open_idx")]
+
+
+class RepeatValue(models.Model):
+    """(μ, ν) in per-mille of a repeat judgment, under the same database rules as JudgmentValue."""
+
+    repeat = models.ForeignKey(Repeat, on_delete=models.CASCADE, related_name="values")
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="+")
+    mu = models.SmallIntegerField()
+    nu = models.SmallIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["repeat", "response", "criterion"], name="repeat_value_unique"),
+            models.CheckConstraint(condition=Q(mu__gte=0), name="repeat_mu_non_negative"),
+            models.CheckConstraint(condition=Q(nu__gte=0), name="repeat_nu_non_negative"),
+            models.CheckConstraint(condition=Q(mu__lte=PERMILLE - F("nu")), name="repeat_mu_plus_nu_at_most_one"),
+        ]
+
+
+class ItemEscalation(models.Model):
+    """Adaptive overlap: an item whose aggregate was hesitant or disputed, and the extra labels it was given.
+
+    Written by ``aggregation.adaptive_services`` (which reads the aggregates), read by the queue
+    (``annotation.queue_order``), so it lives on the queue's floor. ``wanted`` is the number of saved labels the
+    item should reach; the snapshot of the aggregate when first escalated is what the dashboard compares the
+    current aggregate with (flipped, firmed up).
+    """
+
+    class Reason(models.TextChoices):
+        HESITANT = "hesitant", "Hesitant (high π)"
+        DISPUTED = "disputed", "Disputed (confident, disagreeing)"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="escalations")
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="escalation")
+    reason = models.CharField(max_length=8, choices=Reason.choices)
+    extra = models.PositiveSmallIntegerField(default=0, help_text="Extra labels granted so far.")
+    wanted = models.PositiveIntegerField(help_text="Saved labels the item should reach.")
+    expert = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    before_preferred = models.SmallIntegerField(null=True, help_text="Best position (−1 tie) when first escalated.")
+    before_margin = models.FloatField(null=True)
+    before_hesitation = models.FloatField(null=True)
+    before_agreement = models.FloatField(null=True)
+    before_labels = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "wanted"], name="escalation_queue_idx")]
+
+
 # The method study lives in a module of its own; imported here so Django registers its models.
 from annotation.crossover_models import MethodStudy, StudyCell  # noqa: E402, F401

@@ -18,6 +18,7 @@ from annotation import (
     claim_services,
     crossover_selectors,
     label_selectors,
+    repeat_services,
     resolution_services,
     selectors,
     services,
@@ -179,7 +180,7 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         and study_views.PARTICIPANT_SESSION_KEY not in request.session
     )
     try:
-        _, claimed = services.annotation_save_and_claim_next(
+        _, claimed = repeat_services.judgment_save_and_claim_next(
             project=project, item=item, annotator=request.user, claim_next=claim_next, source="page", **arguments
         )
     except ValidationError as error:
@@ -221,7 +222,8 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     if reason == "other":
         reason = request.POST.get("skip_other", "")
     try:
-        services.assignment_skip(project=project, item=item, annotator=request.user, reason=reason)
+        if not repeat_services.repeat_skip(project=project, item=item, annotator=request.user, reason=reason):
+            services.assignment_skip(project=project, item=item, annotator=request.user, reason=reason)
     except ValidationError as error:
         shown = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if shown is None:

@@ -85,6 +85,26 @@ class Project(models.Model):
     weight_expertise = models.FloatField(default=1 / 3)
     weight_agreement = models.FloatField(default=1 / 3)
 
+    # Repeats (annotation.queue_order): a share of each annotator's items comes back to them, unannounced, after a
+    # delay in items and in time; the second judgment feeds the consistency part of Eq. 8.
+    repeat_rate = models.FloatField(default=0.0, help_text="Share of an annotator's items shown to them again.")
+    repeat_delay_items = models.PositiveIntegerField(default=20, help_text="Other items labelled before a repeat.")
+    repeat_delay_minutes = models.PositiveIntegerField(default=30, help_text="Minutes before a repeat.")
+    # Adaptive overlap (aggregation.adaptive): extra annotators for hesitant or disputed items, up to a cap per item
+    # and a budget per project; 0 for either turns it off.
+    adaptive_cap = models.PositiveSmallIntegerField(default=0, help_text="Extra labels per item at most; 0: off.")
+    adaptive_budget = models.PositiveIntegerField(default=0, help_text="Extra labels for the project at most.")
+    adaptive_hesitation = models.FloatField(default=0.4, help_text="Mean hesitation π from which an item is hesitant.")
+    adaptive_dispute = models.FloatField(default=0.6, help_text="Agreement below which a confident item is disputed.")
+    adaptive_expert = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="When set, the extra labels go to this annotator alone.",
+    )
+
     llm_base_url = models.CharField(max_length=300, blank=True, help_text="OpenAI-compatible; empty: LLM_BASE_URL.")
     llm_model = models.CharField(max_length=200, blank=True)
     llm_api_key = models.CharField(max_length=300, blank=True, help_text="Empty: LLM_API_KEY from the environment.")
@@ -115,6 +135,9 @@ class Project(models.Model):
             models.CheckConstraint(
                 condition=Q(weight_consistency__gte=0, weight_expertise__gte=0, weight_agreement__gte=0),
                 name="project_weight_coefficients_non_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(repeat_rate__gte=0, repeat_rate__lte=0.5), name="project_repeat_rate_range"
             ),
         ]
 

@@ -43,6 +43,14 @@ EDITABLE_SETTINGS = (
     "weight_consistency",
     "weight_expertise",
     "weight_agreement",
+    "repeat_rate",
+    "repeat_delay_items",
+    "repeat_delay_minutes",
+    "adaptive_cap",
+    "adaptive_budget",
+    "adaptive_hesitation",
+    "adaptive_dispute",
+    "adaptive_expert_id",
     "llm_base_url",
     "llm_model",
     "llm_api_key",
@@ -68,6 +76,12 @@ FIGURE_SETTINGS = frozenset(
         "weight_consistency",
         "weight_expertise",
         "weight_agreement",
+        # The adaptive plan is drawn by the project recompute: a changed rule needs one.
+        "adaptive_cap",
+        "adaptive_budget",
+        "adaptive_hesitation",
+        "adaptive_dispute",
+        "adaptive_expert_id",
     }
 )
 
@@ -130,6 +144,9 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
         ("weight_consistency", 0.0, 1.0),
         ("weight_expertise", 0.0, 1.0),
         ("weight_agreement", 0.0, 1.0),
+        ("repeat_rate", 0.0, 0.5),
+        ("adaptive_hesitation", 0.0, 1.0),
+        ("adaptive_dispute", 0.0, 1.0),
     ):
         if field in changes:
             raw = changes[field]
@@ -142,6 +159,10 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
         ("likert_points", 3, 11),
         ("minimum_blind_sample", 0, 1_000_000),
         ("handoff_minimum_blind_comparisons", 1, 1_000_000),
+        ("repeat_delay_items", 0, 10_000),
+        ("repeat_delay_minutes", 0, 100_000),
+        ("adaptive_cap", 0, 100),
+        ("adaptive_budget", 0, 10_000_000),
     ):
         if field in changes:
             raw = changes[field]
@@ -149,6 +170,14 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
                 errors[field] = "Expected a whole number."
             elif not low <= raw <= high:
                 errors[field] = f"Expected a whole number from {low} to {high}."
+    expert = changes.get("adaptive_expert_id")
+    if expert is not None and (
+        isinstance(expert, bool)
+        or not isinstance(expert, int)
+        or not project.pk
+        or not Membership.objects.filter(project_id=project.pk, user_id=expert).exists()
+    ):
+        errors["adaptive_expert_id"] = "Expected a member of the project (or nobody)."
     # A study's design is written with its mode; a mode switch alone would leave a study without a plan.
     mode_switch = "mode" in changes and "mode" not in errors and changes["mode"] != project.mode
     if mode_switch and Project.Mode.CROSSOVER in {changes["mode"], project.mode}:

@@ -14,6 +14,7 @@ def test_importing_the_maths_pulls_in_no_django() -> None:
         "import sys\n"
         "import aggregation.ifs, aggregation.agreement, aggregation.intervals, aggregation.weights\n"
         "import aggregation.comparisons, aggregation.sampling, aggregation.accuracy, aggregation.certification\n"
+        "import aggregation.position_bias, aggregation.adaptive, aggregation.self_consistency\n"
         "import aggregation.method_comparison, annotation.crossover_design\n"
         "loaded = sorted(name for name in sys.modules if name == 'django' or name.startswith('django.'))\n"
         "print(','.join(loaded))\n"

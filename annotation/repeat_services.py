@@ -1,0 +1,120 @@
+"""Answering an unannounced repeat: the second judgment goes to the Repeat row, never to the annotation.
+
+The page posts a repeat like any item (nothing on it says repeat), so the page's save asks
+:func:`judgment_save_and_claim_next`, which sends the post to :func:`repeat_answer` while the person has the item's
+repeat open and to ``annotation.services.annotation_save_and_claim_next`` otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from annotation import services
+from annotation.models import Annotation, Assignment, Repeat, RepeatValue
+from annotation.repeat_selectors import repeat_open_for
+from projects.models import Item, Project
+from projects.selectors import item_responses, project_criteria
+
+# The repeat's time counts like a save's: never more than the ceiling the save applies.
+_MAX_TIME_MS = services.MAX_TIME_PER_SAVE_MS
+
+
+@transaction.atomic
+def repeat_answer(
+    *,
+    project: Project,
+    item: Item,
+    annotator: AbstractBaseUser,
+    values: Sequence[Mapping[str, Any]] | None = None,
+    binary_choice: int | None = None,
+    likert_value: int | None = None,
+    time_spent_ms: int = 0,
+    **_page_fields: Any,
+) -> Repeat | None:
+    """Store the repeat judgment of ``item`` by ``annotator``; None when they have no open repeat of it (then
+    nothing is written). Validated exactly as a save is (``check_judgment``); a refused one raises the same
+    ValidationError. The page's other fields (token, Accept, reason) have no meaning for a repeat."""
+    repeat = (
+        Repeat.objects.select_for_update()
+        .filter(project=project, item=item, annotator_id=annotator.pk, answered_at__isnull=True)
+        .first()
+    )
+    if repeat is None:
+        return None
+    cleaned, choice, point = services.check_judgment(
+        project=project,
+        responses=item_responses(item),
+        criteria=project_criteria(project),
+        values=values,
+        binary_choice=binary_choice,
+        likert_value=likert_value,
+    )
+    by_position = {response.position: response for response in item_responses(item)}
+    by_name = {criterion.name: criterion for criterion in project_criteria(project)}
+    RepeatValue.objects.bulk_create(
+        [
+            RepeatValue(repeat=repeat, response=by_position[p], criterion=by_name[n], mu=mu, nu=nu)
+            for (p, n), (mu, nu) in sorted(cleaned.items())
+        ]
+    )
+    repeat.binary_choice = choice
+    repeat.likert_value = point
+    spent = time_spent_ms if isinstance(time_spent_ms, int) and not isinstance(time_spent_ms, bool) else 0
+    repeat.time_spent_ms = max(0, min(spent, _MAX_TIME_MS))
+    repeat.answered_at = timezone.now()
+    repeat.save(update_fields=["binary_choice", "likert_value", "time_spent_ms", "answered_at"])
+    return repeat
+
+
+@transaction.atomic
+def repeat_skip(*, project: Project, item: Item, annotator: AbstractBaseUser, reason: str) -> bool:
+    """Skip an open repeat as an ordinary item is skipped (the same rules and messages, so the skip does not give
+    the repeat away); False when the person has no open repeat of the item. A skipped repeat has no judgment and
+    counts for nothing."""
+    repeat = (
+        Repeat.objects.select_for_update()
+        .filter(project=project, item=item, annotator_id=annotator.pk, answered_at__isnull=True)
+        .first()
+    )
+    if repeat is None:
+        return False
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"skip_reason": "Say why you skip this item (it helps the lead fix bad items)."})
+    if len(reason) > services.SKIP_REASON_MAX:
+        raise ValidationError({"skip_reason": f"Keep the reason under {services.SKIP_REASON_MAX} characters."})
+    repeat.skip_reason = reason
+    repeat.answered_at = timezone.now()
+    repeat.save(update_fields=["skip_reason", "answered_at"])
+    return True
+
+
+# Not atomic itself: the ordinary save opens its own transaction, and a block around it would add a savepoint's two
+# statements to every save-and-next (tests/annotation/test_save_and_next_query_budget.py).
+def judgment_save_and_claim_next(
+    *, project: Project, item: Item, annotator: AbstractBaseUser, claim_next: bool, **save: Any
+) -> tuple[Annotation | Repeat, Assignment | None]:
+    """The page's save: a repeat's answer while the repeat is open, the ordinary save otherwise; then (with
+    ``claim_next``) the next item, in the same transaction."""
+    if repeat_open_for(project=project, item=item, annotator=annotator) is None:
+        return services.annotation_save_and_claim_next(
+            project=project, item=item, annotator=annotator, claim_next=claim_next, **save
+        )
+    return _repeat_answer_and_claim_next(project=project, item=item, annotator=annotator, claim_next=claim_next, **save)
+
+
+@transaction.atomic
+def _repeat_answer_and_claim_next(
+    *, project: Project, item: Item, annotator: AbstractBaseUser, claim_next: bool, **save: Any
+) -> tuple[Repeat, Assignment | None]:
+    repeat = repeat_answer(project=project, item=item, annotator=annotator, **save)
+    if repeat is None:  # answered meanwhile (a second tab): the post was the same judgment, nothing more to do
+        repeat = Repeat.objects.get(project=project, item=item, annotator_id=annotator.pk)
+    claimed = services.assignment_claim_next(project=project, annotator=annotator) if claim_next else None
+    return repeat, claimed

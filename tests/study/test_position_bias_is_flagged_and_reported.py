@@ -1,0 +1,52 @@
+"""An annotator who always prefers the response shown first is flagged, on the dashboard and in the stats API; one
+who judges by content, with the stored orders balanced, is not."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from aggregation import services
+from annotation.models import Annotation
+from projects.models import Membership
+from tests.aggregation.conftest import annotate_ifs, project_make
+from tests.factories import MembershipFactory
+
+PREFERS_0 = [(800, 100), (100, 800)]
+PREFERS_1 = [(100, 800), (800, 100)]
+
+
+@pytest.fixture
+def judged(db, lead):
+    project, items, (biased, fair, _) = project_make(n_items=24, n_annotators=3)
+    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
+    for n, item in enumerate(items):
+        order = [0, 1] if n % 2 == 0 else [1, 0]
+        # The biased one picks whatever was on the left; the fair one always prefers response 0 (its content).
+        annotate_ifs(item, biased, PREFERS_0 if order[0] == 0 else PREFERS_1)
+        annotate_ifs(item, fair, PREFERS_0)
+        Annotation.objects.filter(item=item, annotator__in=[biased, fair]).update(response_order=order)
+    services.project_aggregates_recompute(project_id=project.pk)
+    return project, biased, fair
+
+
+def test_the_stats_api_flags_the_biased_annotator_only(judged, lead_client):
+    project, biased, fair = judged
+    study = lead_client.get(reverse("api-stats", kwargs={"project_id": project.pk})).json()["study"]
+    rows = {row["annotator_id"]: row for row in study["position_bias"]["annotators"]}
+    assert rows[biased.pk]["rate"] == 1.0
+    assert rows[biased.pk]["flagged"] is True
+    assert rows[biased.pk]["ci"][0] > 0.5
+    assert rows[fair.pk]["rate"] == 0.5
+    assert rows[fair.pk]["flagged"] is False
+    assert rows[fair.pk]["ci"][0] < 0.5 < rows[fair.pk]["ci"][1]
+    assert study["position_bias"]["n"] == 48
+
+
+def test_the_dashboard_card_names_the_biased_annotator(judged, lead_client):
+    project, biased, _ = judged
+    html = lead_client.get(reverse("dashboard", kwargs={"project_id": project.pk})).content.decode()
+    card = html[html.index('id="study-card"') :]
+    card = card[: card.index("</section>")]
+    assert biased.username in card
+    assert card.count("prefers first position") == 1
