@@ -37,6 +37,14 @@ def test_accept_records_the_visible_clock_and_the_clock_does_not_restart(page, l
     page.goto(live_server.url + reverse("annotate_item", kwargs={"project_id": project.pk, "item_id": item.pk}))
     page.wait_for_function('() => document.getElementById("annotate-frame")?.dataset.ready === "1"')
     page.wait_for_timeout(BEFORE_ACCEPT_MS)
+    # The display ticks once a second, not in step with the wait above: let it catch up with the elapsed time.
+    page.wait_for_function(
+        """() => {
+            const [minutes, seconds] = document.getElementById("item-timer").textContent.split(":");
+            return Number(minutes) * 60 + Number(seconds) >= 2;
+        }""",
+        timeout=5000,
+    )
     shown_at_click = _clock_seconds(page)
     assert shown_at_click >= 2
     page.click("#accept-button")

@@ -21,8 +21,8 @@ DEMO_SLUG = "demo-long-form-qa"
 # The demo seeds every app, so the command sits on the top floor; its data stays with the items it becomes.
 DEMO_FILE = Path(__file__).resolve().parents[3] / "projects" / "demo_data" / "prd_lfqa_40.jsonl"
 #: The label requests the demo starts with, so a lead can watch calibration, certification and verification fill in
-#: as the two annotators work (kind, items, by confidence, labels per item). Calibration and certification want a
-#: blind label from both annotators on each drawn item; 20 certification items meet the demo's minimum of 20.
+#: as the annotators work (kind, items, by confidence, labels per item). Calibration and certification want
+#: blind labels from two annotators on each drawn item; 20 certification items meet the demo's minimum of 20.
 #: Verification is drawn first: its verifier is then left out of the blind requests for that item.
 DEMO_REQUESTS = (
     (LabelRequest.Kind.VERIFICATION, 6, False, 1),
