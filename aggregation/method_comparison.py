@@ -15,6 +15,10 @@ What is computed, and over what the intervals run:
 - Paired differences: for two methods a and b and each annotator who used both, d = figure(b) − figure(a); the
   mean of d with a t interval over annotators. In a crossover every annotator is their own control, so differences
   in skill between people cancel; this is what a design with one group per method cannot do.
+- Self-consistency (unannounced repeats): per method, 1 − the mean distance between the first and the repeated
+  judgment of the repeats whose first judgment was made with that method (:mod:`aggregation.self_consistency`), with
+  its t interval over those repeats (each a different item or person); and per annotator and method the same figure,
+  whose paired differences between methods (annotators with repeats under both) are read like the others.
 - Fatigue: per annotator, the least-squares slope of seconds per item and of agreement with gold against position
   in their session (per 10 items); the mean slope over annotators with its t interval, over the whole session and
   within each method's block. The Williams order puts every method in every period equally often, so a slope over
@@ -34,6 +38,7 @@ from numpy.typing import NDArray
 
 from aggregation.agreement import DEFAULT_TIE_BAND, Estimate, cross_mode_agreement, preference_sign
 from aggregation.intervals import t_quantile
+from aggregation.self_consistency import consistency_with_interval
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -251,3 +256,58 @@ def method_figures(labels: Labels) -> StudyFigures:
         for (a, m), f in sorted(figures.items())
     ]
     return out
+
+
+def _number(x: float) -> float | None:
+    return None if not math.isfinite(x) else float(x)
+
+
+def consistency_figures(
+    distance: Sequence[float] | FloatArray,
+    annotator: Sequence[int] | IntArray,
+    method: Sequence[int] | IntArray,
+    methods: Sequence[str],
+) -> dict[str, Any]:
+    """Self-consistency per method from one distance per answered repeat (NaN: no judgment, left out), the
+    repeat's annotator and the method (index into ``methods``) of its first judgment. Returns ``methods`` (value,
+    n repeats, 95 % interval, annotators), ``paired`` (mean within-annotator difference second − first, t interval
+    over annotators with repeats under both) and ``per_annotator``."""
+    d = np.asarray(distance, dtype=np.float64)
+    how = np.asarray(method, dtype=np.int64)
+    people, person = np.unique(np.asarray(annotator, dtype=np.int64), return_inverse=True)
+    k = len(methods)
+    pooled = consistency_with_interval(d, how, k)
+    cells = consistency_with_interval(d, person * k + how, people.size * k)
+    value, n = cells["value"].reshape(people.size, k), cells["n"].reshape(people.size, k)
+    per_method = []
+    for m, name in enumerate(methods):
+        low, high = pooled["low"][m], pooled["high"][m]
+        per_method.append(
+            {
+                "method": name,
+                "value": _number(pooled["value"][m]) if pooled["n"][m] else None,
+                "n": int(pooled["n"][m]),
+                "ci": [float(low), float(high)] if np.isfinite(low) else None,
+                "annotators": int((n[:, m] > 0).sum()),
+            }
+        )
+    paired = []
+    for a in range(k):
+        for b in range(a + 1, k):
+            both = (n[:, a] > 0) & (n[:, b] > 0)
+            estimate = mean_interval(value[both, b] - value[both, a])
+            paired.append(
+                {"figure": "self_consistency", "first": methods[a], "second": methods[b], **estimate.as_dict()}
+            )
+    per_annotator = [
+        {
+            "annotator": int(people[j]),
+            "method": methods[m],
+            "self_consistency": float(value[j, m]),
+            "repeats": int(n[j, m]),
+        }
+        for j in range(people.size)
+        for m in range(k)
+        if n[j, m] > 0
+    ]
+    return {"methods": per_method, "paired": paired, "per_annotator": per_annotator, "repeats": int(pooled["n"].sum())}

@@ -1,9 +1,9 @@
 """The method study's report: its labels loaded onto the common scale, the figures of
 ``aggregation.method_comparison``, and their CSV rows and SVG plots for a paper.
 
-The figures are cached under a key that changes with every saved label (count and latest update), so a reload
-costs two queries and a new label is seen at once; a study's labels number in the thousands, so a miss is a
-fraction of a second of numpy.
+The figures are cached under a key that changes with every saved label and every answered repeat (count and
+latest update), so a reload costs three queries and a new label is seen at once; a study's labels number in the
+thousands, so a miss is a fraction of a second of numpy.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from django.db.models import Count, Exists, Max, OuterRef
 
 from aggregation import svg
 from aggregation.agreement import signed_preference_likert
-from aggregation.method_comparison import Labels, method_figures
+from aggregation.method_comparison import Labels, consistency_figures, method_figures
+from aggregation.self_consistency import signed_distance, sk_distance
 from annotation.crossover_models import MethodStudy, StudyCell
 from annotation.crossover_selectors import method_label
-from annotation.models import Annotation, JudgmentValue
+from annotation.models import Annotation, JudgmentValue, Repeat, RepeatValue
 from projects.models import TIE
 
 CACHE_SECONDS = 3600
@@ -49,6 +50,13 @@ def _gold_sign(position: int | None) -> float:
     return {0: 1.0, 1: -1.0, TIE: 0.0}.get(position, np.nan) if position is not None else np.nan
 
 
+def _choice_signed(mode: str, choice: int | None, likert: int | None, points: int) -> float:
+    """A binary or Likert judgment as its signed preference; NaN when it has none (a skipped repeat)."""
+    if mode == "binary":
+        return {0: 1.0, 1: -1.0, TIE: 0.0}.get(choice, np.nan) if choice is not None else np.nan
+    return float(signed_preference_likert([likert], points)[0]) if likert else np.nan
+
+
 def study_labels(*, study: MethodStudy) -> Labels:
     """Every saved label of the plan on the common scale, with its place in the annotator's session (the order of
     first saves) and its time. Labels that cannot be put on the scale (a choice beyond the first two responses, an
@@ -68,12 +76,7 @@ def study_labels(*, study: MethodStudy) -> Labels:
     for pk, item, annotator, mode, choice, likert, spent in rows:
         position = place.get(annotator, 0)
         place[annotator] = position + 1
-        if mode == "ifs":
-            s = ifs.get(pk, np.nan)
-        elif mode == "binary":
-            s = {0: 1.0, 1: -1.0, TIE: 0.0}.get(choice, np.nan)
-        else:
-            s = float(signed_preference_likert([likert or 1], project.likert_points)[0]) if likert else np.nan
+        s = ifs.get(pk, np.nan) if mode == "ifs" else _choice_signed(mode, choice, likert, project.likert_points)
         if not np.isfinite(s):
             continue
         for key, value in (
@@ -89,12 +92,87 @@ def study_labels(*, study: MethodStudy) -> Labels:
     return Labels.from_lists(methods=study.methods, tie_band=project.tie_tolerance / 2.0, **columns)
 
 
+def _study_repeats(study: MethodStudy) -> Any:
+    return Repeat.objects.filter(
+        project_id=study.project_id, answered_at__isnull=False, annotation__in=_study_annotations(study)
+    )
+
+
+def _ifs_distances(pairs: dict[int, int]) -> dict[int, float]:
+    """Repeat id → mean distance over the response × criterion values both judgments have (``pairs``: repeat id →
+    original annotation id)."""
+    first = {
+        (annotation, response, criterion): (mu, nu)
+        for annotation, response, criterion, mu, nu in JudgmentValue.objects.filter(
+            annotation_id__in=list(pairs.values())
+        ).values_list("annotation_id", "response_id", "criterion_id", "mu", "nu")
+    }
+    found: dict[int, list[float]] = {}
+    again = RepeatValue.objects.filter(repeat_id__in=list(pairs)).values_list(
+        "repeat_id", "response_id", "criterion_id", "mu", "nu"
+    )
+    for repeat, response, criterion, mu, nu in again:
+        original = first.get((pairs[repeat], response, criterion))
+        if original is not None:
+            d = sk_distance((original[0] - mu) / 1000.0, (original[1] - nu) / 1000.0)
+            found.setdefault(repeat, []).append(float(d))
+    return {repeat: float(np.mean(values)) for repeat, values in found.items()}
+
+
+def study_consistency(*, study: MethodStudy) -> dict[str, Any]:
+    """Self-consistency per method from the answered repeats of the plan's labels (the repeat was judged with the
+    method of its original), with the project's repeat settings and, without repeats, why there are none."""
+    project = study.project
+    rows = list(
+        _study_repeats(study).values_list(
+            "pk",
+            "annotation_id",
+            "annotator_id",
+            "annotation__mode",
+            "annotation__binary_choice",
+            "annotation__likert_value",
+            "binary_choice",
+            "likert_value",
+        )
+    )
+    ifs = _ifs_distances({r[0]: r[1] for r in rows if r[3] == "ifs"})
+    distance = [
+        ifs.get(pk, np.nan)
+        if mode == "ifs"
+        else float(
+            signed_distance(
+                _choice_signed(mode, choice, likert, project.likert_points),
+                _choice_signed(mode, again_choice, again_likert, project.likert_points),
+            )
+        )
+        for pk, _, _, mode, choice, likert, again_choice, again_likert in rows
+    ]
+    figures = consistency_figures(
+        distance, [r[2] for r in rows], [study.methods.index(r[3]) for r in rows], study.methods
+    )
+    empty = None
+    if figures["repeats"] == 0:
+        empty = (
+            "The repeat rate is 0: no repeats are served." if project.repeat_rate <= 0 else "No repeats answered yet."
+        )
+    return {
+        **figures,
+        "repeat_rate": project.repeat_rate,
+        "delay_items": project.repeat_delay_items,
+        "delay_minutes": project.repeat_delay_minutes,
+        "empty": empty,
+    }
+
+
 def method_study_report(*, study: MethodStudy) -> dict[str, Any]:
-    """The report's JSON: the figures, plus the methods' names and the plan's progress."""
+    """The report's JSON: the figures, the self-consistency of the repeats, the methods' names and the plan's
+    progress."""
     state = _study_annotations(study).aggregate(n=Count("pk"), latest=Max("updated_at"))
-    # The settings version too: a changed tie tolerance or Likert scale changes the figures of the same labels.
+    repeats = _study_repeats(study).aggregate(n=Count("pk"), latest=Max("answered_at"))
+    # The settings version too: a changed tie tolerance, Likert scale or repeat rate changes the report.
     latest = state["latest"].isoformat() if state["latest"] else ""
-    key = f"method-study-report:{study.pk}:{study.project.settings_version}:{state['n']}:{latest}"
+    answered = f"{repeats['n']}:{repeats['latest'].isoformat() if repeats['latest'] else ''}"
+    key = f"method-study-report:{study.pk}:{study.project.settings_version}:{state['n']}:{latest}:{answered}"
     cached = cache.get(key)
     if cached is not None:
         return dict(cached)
@@ -105,6 +183,7 @@ def method_study_report(*, study: MethodStudy) -> dict[str, Any]:
         "planned": StudyCell.objects.filter(study=study).count(),
         "saved": state["n"],
         **{"figures": figures},
+        "self_consistency": study_consistency(study=study),
     }
     cache.set(key, report, CACHE_SECONDS)
     return report
@@ -155,11 +234,28 @@ def figure_rows(report: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for row in figures["per_annotator"]:
         for name in ("gold_agreement", "peer_agreement", "seconds_per_item", "labels"):
             yield _row("annotator", row["method"], f"annotator {row['annotator']}", name, {"value": row[name]})
+    consistency = report["self_consistency"]
+    # The rate first: with no repeats (rate 0, or none answered yet) the per-method rows below are empty (n = 0).
+    yield _row(
+        "self_consistency", "", "", "repeat_rate", {"value": consistency["repeat_rate"], "n": consistency["repeats"]}
+    )
+    for entry in consistency["methods"]:
+        yield _row("self_consistency", entry["method"], "", "self_consistency", entry)
+    for row in consistency["paired"]:
+        yield _row("paired_difference", row["second"], row["first"], row["figure"], row)
+    for row in consistency["per_annotator"]:
+        yield _row(
+            "annotator",
+            row["method"],
+            f"annotator {row['annotator']}",
+            "self_consistency",
+            {"value": row["self_consistency"], "n": row["repeats"]},
+        )
 
 
 # --- SVG ----------------------------------------------------------------------------------------------------------
 
-PLOTS = ("gold_agreement", "agreement", "time", "paired", "fatigue")
+PLOTS = ("gold_agreement", "agreement", "time", "paired", "fatigue", "self_consistency")
 
 
 def _interval(label: str, estimate: dict[str, Any]) -> svg.Interval:
@@ -173,6 +269,7 @@ SHORT_FIGURES = {
     "pairwise_without_ties": "pairwise",
     "gold_agreement": "gold",
     "peer_agreement": "others",
+    "self_consistency": "consistency",
 }
 
 
@@ -198,12 +295,15 @@ def report_plot(report: dict[str, Any], name: str) -> str:
     if name == "paired":
         rows = [
             _interval(f"{r['second']} − {r['first']}: {SHORT_FIGURES[r['figure']]}", r)
-            for r in report["figures"]["paired"]
+            for r in report["figures"]["paired"] + report["self_consistency"]["paired"]
             if r["figure"] != "seconds_per_item"
         ]
         return svg.interval_plot(
             rows=rows, title="Paired differences within annotators (95 %)", low=-0.5, high=0.5, reference=0.0
         )
+    if name == "self_consistency":
+        rows = [_interval(e["method"], e) for e in report["self_consistency"]["methods"]]
+        return svg.interval_plot(rows=rows, title="Self-consistency per method, from unannounced repeats (95 %)")
     if name == "fatigue":
         bins = report["figures"]["fatigue"]["by_position"]
         series = [svg.Series(name="agreement with gold", points=[(b["from"], b["gold_agreement"]) for b in bins])]

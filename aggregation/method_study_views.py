@@ -38,6 +38,13 @@ def method_study_report_page(request: HttpRequest, project_id: int) -> HttpRespo
                 {**row, "first_label": labels[row["first"]], "second_label": labels[row["second"]]}
                 for row in report["figures"]["paired"]
             ],
+            consistency=[
+                {**entry, "label": labels[entry["method"]]} for entry in report["self_consistency"]["methods"]
+            ],
+            consistency_paired=[
+                {**row, "first_label": labels[row["first"]], "second_label": labels[row["second"]]}
+                for row in report["self_consistency"]["paired"]
+            ],
             plots={name: mark_safe(report_plot(report, name)) for name in PLOTS} if report["saved"] else {},
         )
     return render(request, "dashboard/method_study_report.html", context)
@@ -68,8 +75,9 @@ def method_study_report_svg(request: HttpRequest, project_id: int, plot: str) ->
 
 class MethodStudyReportApi(APIView):
     """Per method: agreement on the common scale, agreement with gold and with the others, seconds per item and
-    fatigue slopes, each with n and a 95 % interval; paired within-annotator differences between methods.
-    ``study`` is null for a project without a method study."""
+    fatigue slopes, each with n and a 95 % interval; paired within-annotator differences between methods; and
+    ``self_consistency``: per method from the unannounced repeats (``empty`` says why there are none). ``study`` is
+    null for a project without a method study."""
 
     @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT)})
     def get(self, request: Request, project_id: int) -> Response:

@@ -17,6 +17,22 @@ from numpy.typing import ArrayLike
 
 from aggregation.intervals import t_quantile
 
+FloatArray = np.ndarray[Any, np.dtype[np.float64]]
+
+
+def sk_distance(d_mu: ArrayLike, d_nu: ArrayLike) -> FloatArray:
+    """The Szmidt-Kacprzyk distance of two (μ, ν) values from their differences (π's difference is −(Δμ + Δν))."""
+    dm, dn = np.asarray(d_mu, dtype=np.float64), np.asarray(d_nu, dtype=np.float64)
+    return np.asarray(np.sqrt(np.maximum(dm * (dm + dn) + dn * dn, 0.0)), dtype=np.float64)
+
+
+def signed_distance(first: ArrayLike, second: ArrayLike) -> FloatArray:
+    """The distance between two binary or Likert judgments given as signed preferences s ∈ [−1, 1]: the distance
+    between their (μ, ν) projections, (max(s, 0), max(−s, 0)) for the first response and the mirror for the other,
+    which is the same for both responses, so it is their mean. NaN where either is NaN."""
+    a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    return sk_distance(np.maximum(a, 0.0) - np.maximum(b, 0.0), np.maximum(-a, 0.0) - np.maximum(-b, 0.0))
+
 
 def consistency_with_interval(
     distance: ArrayLike, annotator: ArrayLike, n_annotators: int, level: float = 0.95

@@ -21,16 +21,12 @@ from aggregation import agreement as agreement_maths
 from aggregation.judgments import Judgments
 from aggregation.models import ItemAggregate, ProjectAggregate
 from aggregation.position_bias import first_preferred, position_bias
-from aggregation.self_consistency import consistency_with_interval
+from aggregation.self_consistency import consistency_with_interval, sk_distance
 from annotation.models import Annotation, ItemEscalation, Repeat, RepeatValue
 from projects.models import PERMILLE, TIE, Project
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 _NO_BINARY = -9
-
-
-def _sk_distance(d_mu: FloatArray, d_nu: FloatArray) -> FloatArray:
-    return np.asarray(np.sqrt(np.maximum(d_mu * (d_mu + d_nu) + d_nu * d_nu, 0.0)), dtype=np.float64)
 
 
 def repeat_layout(
@@ -103,7 +99,7 @@ def repeat_distances(
     """(distance, annotator index) per repeated (item, annotator): the mean Szmidt-Kacprzyk distance over the
     values both judgments have."""
     both = present & rmask
-    d = np.where(both, _sk_distance(mu - rmu, nu - rnu), 0.0).sum(axis=(1, 2))
+    d = np.where(both, sk_distance(mu - rmu, nu - rnu), 0.0).sum(axis=(1, 2))
     count = both.sum(axis=(1, 2))
     items, annotators = np.nonzero(count)
     return d[items, annotators] / count[items, annotators], annotators

@@ -206,6 +206,11 @@ def _claim_new_in_transaction(
 ) -> Assignment | None:
     """:func:`_claim_new` inside the caller's transaction."""
     if project.mode == Project.Mode.CROSSOVER:  # a method study serves its stored plan, not the shared queue
+        # A due repeat first: the original's item is in the person's plan, so the page and the save judge it with
+        # the method of that cell (crossover_selectors.project_as_assigned).
+        repeat = queue_order.repeat_to_serve(project=project, annotator_id=int(annotator.pk), now=now)
+        if repeat is not None:
+            return repeat
         return crossover_services.assignment_claim_planned(
             project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids
         )

@@ -34,12 +34,23 @@ class MethodStudyCreateSerializer(serializers.Serializer):
     )
     block_size = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=ID_MAX)
     likert_points = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=3, max_value=11)
+    repeat_rate = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=0.0,
+        max_value=crossover_services.REPEAT_RATE_MAX,
+        help_text="Share of each annotator's labels shown to them again, unannounced, after the project's repeat "
+        "delays. Absent: the project's setting.",
+    )
 
 
 class MethodStudySerializer(serializers.ModelSerializer):
+    repeat_rate = serializers.FloatField(source="project.repeat_rate", read_only=True)
+
     class Meta:
         model = MethodStudy
-        fields = ["id", "project", "methods", "block_size", "created_at"]
+        fields = ["id", "project", "methods", "block_size", "repeat_rate", "created_at"]
         read_only_fields = fields
 
 

@@ -18,6 +18,7 @@ from django.db.models import Exists, OuterRef, Subquery
 
 from annotation.crossover_models import MethodStudy, StudyCell
 from annotation.models import Annotation, Assignment
+from annotation.repeat_selectors import repeat_open_for
 from projects.models import Item, Membership, Project
 from projects.selectors import project_get_for_lead
 
@@ -101,14 +102,20 @@ def block_banner(*, project: Project, item: Item, annotator: AnyUser) -> BlockBa
     mine = list(
         StudyCell.objects.filter(study_id=cell.study_id, annotator_id=cell.annotator_id)
         .order_by("sequence")
-        .values_list("block", "sequence")
+        .values_list("block", "sequence", "item_id")
     )
-    block_cells = [sequence for block, sequence in mine if block == cell.block]
+    here = cell.block, cell.sequence
+    if repeat_open_for(project=project, item=item, annotator=annotator) is not None:
+        # An unannounced repeat keeps its original method (the form is that method's) but shows the person's
+        # current place in the plan: the original's earlier place would give the repeat away.
+        upcoming = design_next_item(project=project, annotator_id=cell.annotator_id)
+        here = next(((b, s) for b, s, i in mine if i == upcoming), (mine[-1][0], mine[-1][1]))
+    block_cells = [sequence for block, sequence, _ in mine if block == here[0]]
     return BlockBanner(
         method=method_label(cell.method, project.likert_points),
-        block=cell.block + 1,
+        block=here[0] + 1,
         blocks=len(cell.study.methods),
-        position=block_cells.index(cell.sequence) + 1,
+        position=block_cells.index(here[1]) + 1,
         block_length=len(block_cells),
         planned=len(mine),
     )

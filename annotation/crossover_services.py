@@ -4,6 +4,7 @@ stored, the project switched to crossover mode. The plan is written once and nev
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -24,6 +25,8 @@ from projects.models import Item, Membership, Project
 from projects.selectors import item_responses, item_with_responses
 
 STUDY_METHODS = (Project.Mode.IFS, Project.Mode.BINARY, Project.Mode.LIKERT)
+#: The project setting's bound (projects.services.check_project_settings and the model's constraint).
+REPEAT_RATE_MAX = 0.5
 
 
 def _whole(raw: Any) -> int | None:
@@ -49,6 +52,19 @@ def _ids(raw: Any, field: str, errors: dict[str, str]) -> list[int]:
     return [value for value in ids if value is not None]
 
 
+def _rate(raw: Any, default: float, errors: dict[str, str]) -> float:
+    if raw in (None, ""):
+        return default
+    try:
+        rate = float(raw) if not isinstance(raw, bool) else math.nan
+    except (TypeError, ValueError):
+        rate = math.nan
+    if not (math.isfinite(rate) and 0.0 <= rate <= REPEAT_RATE_MAX):
+        errors["repeat_rate"] = f"Expected a number from 0 to {REPEAT_RATE_MAX:g}."
+        return default
+    return rate
+
+
 def check_method_study(
     *,
     project: Project,
@@ -57,9 +73,11 @@ def check_method_study(
     annotator_ids: Any,
     block_size: Any,
     likert_points: Any,
-) -> tuple[list[str], list[int], list[int], int, int]:
+    repeat_rate: Any = None,
+) -> tuple[list[str], list[int], list[int], int, int, float]:
     """Validate the lead's choices; raise ValidationError naming each bad field. Returns the cleaned values."""
     errors: dict[str, str] = {}
+    rate = _rate(repeat_rate, project.repeat_rate, errors)
     if MethodStudy.objects.filter(project=project).exists():
         errors["__all__"] = "This project already has a method study."
     elif Annotation.objects.filter(project=project).exists():
@@ -103,7 +121,7 @@ def check_method_study(
     if errors:
         raise ValidationError(errors)
     assert size is not None
-    return clean_methods, sorted(items), sorted(annotators), size, int(points)
+    return clean_methods, sorted(items), sorted(annotators), size, int(points), rate
 
 
 @transaction.atomic
@@ -116,6 +134,7 @@ def method_study_create(
     annotator_ids: Sequence[int],
     block_size: int | None = None,
     likert_points: int | None = None,
+    repeat_rate: float | None = None,
 ) -> MethodStudy:
     """Plan a crossover study of ``methods`` on these items and annotators and switch the project to it.
 
@@ -123,15 +142,20 @@ def method_study_create(
     item is judged under every method by someone (annotation.crossover_design). The project's overlap becomes the
     most judgments the plan gives one item, so a planned judgment always has room. ``block_size`` None: the
     smallest that covers every item.
+
+    ``repeat_rate`` (None: the project's) is stored on the project, the one setting of unannounced repeats: a
+    drawn label comes back to its annotator after the project's repeat delays, judged with the method of its
+    original cell (``annotation.claim_services``), and the report reads self-consistency per method from them.
     """
     project = Project.objects.select_for_update().get(pk=project.pk)
-    clean_methods, items, annotators, size, points = check_method_study(
+    clean_methods, items, annotators, size, points, rate = check_method_study(
         project=project,
         methods=list(methods),
         item_ids=list(item_ids),
         annotator_ids=list(annotator_ids),
         block_size=block_size,
         likert_points=likert_points,
+        repeat_rate=repeat_rate,
     )
     cells = crossover_design.design_build(
         n_methods=len(clean_methods), n_annotators=len(annotators), item_ids=items, block_size=size, seed=project.seed
@@ -164,10 +188,12 @@ def method_study_create(
     Project.objects.filter(pk=project.pk).update(
         mode=Project.Mode.CROSSOVER,
         likert_points=points,
+        repeat_rate=rate,
         overlap=max(per_item.values()),
         settings_version=F("settings_version") + 1,
     )
     events.settings_changed(project_id=project.pk)
+    study.project.refresh_from_db()  # the caller shows the study with its project's new mode and repeat rate
     return study
 
 

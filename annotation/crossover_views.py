@@ -46,6 +46,7 @@ def _form_arguments(data: QueryDict, project: Project) -> tuple[dict[str, Any], 
         "item_ids": item_ids,
         "block_size": data.get("block_size") or None,
         "likert_points": data.get("likert_points") or None,
+        "repeat_rate": data.get("repeat_rate") or None,
     }, problems
 
 

@@ -1,8 +1,9 @@
 """What the annotator's queue serves before its ordinary scan: unannounced repeats, then escalated items.
 
 ``annotation.services`` asks :func:`queue_first` once per claim, after the person's own live claim and before the
-ordinary scan, and does the claiming itself. Both parts are off (no statement at all) unless the project turns them
-on, so a plain project's queue keeps its statement budget.
+ordinary scan, and does the claiming itself; in a method study it asks :func:`repeat_to_serve` before the plan.
+Both parts are off (no statement at all) unless the project turns them on, so a plain project's queue keeps its
+statement budget.
 
 * **Repeats** (``repeat_rate`` > 0): each of a person's labels is drawn for a repeat with probability ``repeat_rate``
   by a hash of (project seed, annotator, item) computed inside the query (a multiplicative hash modulo a prime, so
@@ -44,7 +45,7 @@ def repeat_drawn(*, seed: int, annotator_id: int, item_id: int, rate: float) -> 
 def queue_first(*, project: Project, annotator: AbstractBaseUser, now: datetime) -> Assignment | QuerySet[Item] | None:
     """A repeat to serve now (the person's earlier assignment of the item, its item loaded with responses), or the
     escalated items this person may take (unlocked candidates, best first), or None."""
-    repeat = _repeat_to_serve(project=project, annotator_id=int(annotator.pk), now=now)
+    repeat = repeat_to_serve(project=project, annotator_id=int(annotator.pk), now=now)
     if repeat is not None:
         return repeat
     if project.adaptive_cap > 0 and project.adaptive_budget > 0:
@@ -52,7 +53,9 @@ def queue_first(*, project: Project, annotator: AbstractBaseUser, now: datetime)
     return None
 
 
-def _repeat_to_serve(*, project: Project, annotator_id: int, now: datetime) -> Assignment | None:
+def repeat_to_serve(*, project: Project, annotator_id: int, now: datetime) -> Assignment | None:
+    """The person's open or newly due repeat as their earlier assignment of the item (its item loaded with
+    responses), or None. A method study asks this alone before its plan: it has no escalations."""
     if project.repeat_rate <= 0 or project.suggestion_display == Project.SuggestionDisplay.AFTER_LABEL:
         return None
     served = Repeat.objects.filter(project=project, annotator_id=annotator_id, answered_at__isnull=True).first()

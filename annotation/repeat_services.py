@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import services
+from annotation import crossover_selectors, services
 from annotation.models import Annotation, Assignment, Repeat, RepeatValue
 from annotation.repeat_selectors import repeat_open_for
 from projects.models import Item, Project
@@ -47,6 +47,8 @@ def repeat_answer(
     )
     if repeat is None:
         return None
+    # In a method study the repeat is judged with the method of the person's original cell, as the page showed it.
+    project = crossover_selectors.project_as_assigned(project=project, item=item, annotator=annotator)
     cleaned, choice, point = services.check_judgment(
         project=project,
         responses=item_responses(item),

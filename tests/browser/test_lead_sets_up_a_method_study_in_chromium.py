@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from aggregation.method_study_report import PLOTS
 from annotation.models import Annotation, StudyCell
 from projects.models import Membership, Project
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
@@ -64,5 +65,6 @@ def test_lead_sets_up_the_study_and_an_annotator_follows_the_plan(page, live_ser
     rows = page.locator("#per-method tbody tr")
     assert rows.count() == 3
     assert "3 of 18 planned judgments saved" in page.locator("#method-study-report").inner_text()
-    assert page.locator("#plots svg").count() == 5
+    assert page.locator("#plots svg").count() == len(PLOTS)
+    assert "repeat rate is 0" in page.locator("#consistency-empty").inner_text()
     shot(page, "report")
