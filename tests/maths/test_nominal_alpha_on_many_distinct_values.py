@@ -34,7 +34,8 @@ def test_continuous_values_on_a_large_matrix_finish_and_are_defined():
     values = rng.random((100_000, 5))
     values[:50_000, 1] = values[:50_000, 0]  # half the units have one agreeing pair
     alpha = krippendorff_alpha_nominal(values)
-    small = values[:300]
+    # The reference builds a dense table over every distinct value (cubic in their number): 100 units suffice.
+    small = values[:100]
     assert np.isclose(
         krippendorff_alpha_nominal(small), krippendorff.alpha(small.T, level_of_measurement="nominal"), atol=1e-12
     )
