@@ -68,19 +68,24 @@ def main() -> None:
     def save(page: str) -> str:
         action = FORM_ACTION.search(page)
         csrf = CSRF.search(page)
-        assert action is not None and csrf is not None, page[:300]
+        if action is None or csrf is None:
+            raise SystemExit(f"No form on the page: {page[:300]}")
         url = action.group(1)
         data = {"csrfmiddlewaretoken": csrf.group(1), "client_token": uuid.uuid4().hex, "time_spent_ms": "3000"}
         data["stage"] = "label"
         for name, position, criterion in FIELD.findall(page):
             data[f"{name.split('-')[0]}-{position}-{criterion}"] = "300"
-        response = client.post(url, data, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="annotate-frame", HTTP_HX_CURRENT_URL=url)
-        assert response.status_code == 200 and b"Saved." in response.content, response.content[:300]
+        response = client.post(
+            url, data, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="annotate-frame", HTTP_HX_CURRENT_URL=url
+        )
+        if response.status_code != 200 or b"Saved." not in response.content:
+            raise SystemExit(f"Save refused ({response.status_code}): {response.content[:300]!r}")
         return response.content.decode()
 
     def get() -> None:
         response = client.get(page_url)
-        assert response.status_code == 200, response.content[:300]
+        if response.status_code != 200:
+            raise SystemExit(f"GET failed ({response.status_code}): {response.content[:300]!r}")
 
     for _ in range(args.warmup):
         page = save(page)
