@@ -7,7 +7,7 @@ lead asked for again) minus saved labels minus others' live claims.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,8 +27,9 @@ from django.db.models import (
 )
 from django.utils import timezone
 
-from annotation import crossover_services, judgment, queue_order
+from annotation import compiled_sql, crossover_services, judgment, queue_order
 from annotation.checks import check_annotator, check_annotator_of
+from annotation.compiled_sql import Builder
 from annotation.models import Annotation, Assignment
 from annotation.request_selectors import requests_to_serve
 from annotation.selectors import live_claims_by_others
@@ -253,44 +254,113 @@ def next_item_pick(
     annotated with ``mine_id`` (the annotator's own earlier, expired claim on it, if any) and ``labelled``
     (whether they have a label on it, e.g. an imported one), read in the same statement.
     """
-    offset = judgment.queue_offset(seed=project.seed, annotator_id=int(annotator.pk))
-    finished = Assignment.objects.filter(
-        item=OuterRef("pk"),
-        annotator_id=annotator.pk,
-        status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED],
-    )
-    own_rows = Assignment.objects.filter(item=OuterRef("pk"), annotator_id=annotator.pk)
-    own_label = Annotation.objects.filter(item=OuterRef("pk"), annotator_id=annotator.pk)
-    chosen: Item | None = None
+    values: dict[str, Any] = {
+        "project_id": project.pk,
+        "overlap": project.overlap,
+        "offset": judgment.queue_offset(seed=project.seed, annotator_id=int(annotator.pk)),
+        "annotator_id": int(annotator.pk),
+        "now": now,
+        "exclude": list(exclude_item_ids),
+    }
     for count in range(project.overlap):
-        for half in (Q(queue_key__gte=offset), Q(queue_key__lt=offset)):
-            candidates = (
-                Item.objects.filter(half, project=project, annotation_count=count)
-                .filter(~Exists(finished))
-                .exclude(pk__in=exclude_item_ids)
-                .alias(claims=live_claims_by_others(annotator_id=int(annotator.pk), now=now))
-                .filter(claims__lt=project.overlap - count)
-                # Their own expired claim on it and their label, if any, in the same statement.
-                .annotate(mine_id=Subquery(own_rows.values("pk")[:1]), labelled=Exists(own_label))
-                .order_by("queue_key")
+        for upper in (True, False):
+            chosen = _first_fitting(
+                ("scan", upper),
+                _scan_upper if upper else _scan_lower,
+                {**values, "count": count, "room": project.overlap - count},
             )
-            chosen = _first_with_room(candidates)
             if chosen is not None:
                 return chosen
     # Items a lead sent back for more labels (their count is at or past the overlap), fewest labels first as
     # everywhere: scanned only when nothing else fits, so the usual claim costs no extra statement.
-    sent_back = (
+    return _first_fitting(("sent back",), _sent_back, values)
+
+
+# The scans are built from named values alone (compiled_sql compiles each shape once per process).
+
+
+def _own_rows(values: Mapping[str, Any]) -> tuple[QuerySet[Assignment], QuerySet[Assignment], QuerySet[Annotation]]:
+    finished = Assignment.objects.filter(
+        item=OuterRef("pk"),
+        annotator_id=values["annotator_id"],
+        status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED],
+    )
+    own_rows = Assignment.objects.filter(item=OuterRef("pk"), annotator_id=values["annotator_id"])
+    own_label = Annotation.objects.filter(item=OuterRef("pk"), annotator_id=values["annotator_id"])
+    return finished, own_rows, own_label
+
+
+def _scan(values: Mapping[str, Any], half: Q) -> QuerySet[Item]:
+    finished, own_rows, own_label = _own_rows(values)
+    return (
+        Item.objects.filter(half, project_id=values["project_id"], annotation_count=values["count"])
+        .filter(~Exists(finished))
+        .exclude(pk__in=values["exclude"])
+        .alias(claims=live_claims_by_others(annotator_id=values["annotator_id"], now=values["now"]))
+        .filter(claims__lt=values["room"])
+        # Their own expired claim on it and their label, if any, in the same statement.
+        .annotate(mine_id=Subquery(own_rows.values("pk")[:1]), labelled=Exists(own_label))
+        .order_by("queue_key")
+    )
+
+
+def _scan_upper(values: Mapping[str, Any]) -> QuerySet[Item]:
+    return _scan(values, Q(queue_key__gte=values["offset"]))
+
+
+def _scan_lower(values: Mapping[str, Any]) -> QuerySet[Item]:
+    return _scan(values, Q(queue_key__lt=values["offset"]))
+
+
+def _sent_back(values: Mapping[str, Any]) -> QuerySet[Item]:
+    finished, own_rows, own_label = _own_rows(values)
+    overlap = values["overlap"]
+    return (
         Item.objects.filter(
-            project=project, extra_labels__gt=0, annotation_count__lt=F("extra_labels") + project.overlap
+            project_id=values["project_id"], extra_labels__gt=0, annotation_count__lt=F("extra_labels") + overlap
         )
         .filter(~Exists(finished))
-        .exclude(pk__in=exclude_item_ids)
-        .alias(claims=live_claims_by_others(annotator_id=int(annotator.pk), now=now))
-        .filter(claims__lt=F("extra_labels") + project.overlap - F("annotation_count"))
+        .exclude(pk__in=values["exclude"])
+        .alias(claims=live_claims_by_others(annotator_id=values["annotator_id"], now=values["now"]))
+        .filter(claims__lt=F("extra_labels") + overlap - F("annotation_count"))
         .annotate(mine_id=Subquery(own_rows.values("pk")[:1]), labelled=Exists(own_label))
         .order_by("annotation_count", "queue_key")
     )
-    return _first_with_room(sent_back)
+
+
+def _first_fitting(key: tuple[object, ...], build: Builder, values: Mapping[str, Any]) -> Item | None:
+    """:func:`_first_with_room` of ``build(values)``; on PostgreSQL through SQL compiled once per process (the same
+    statements: the lock with SKIP LOCKED, then the re-check that reads the responses)."""
+    if not compiled_sql.enabled():
+        return _first_with_room(build(values))
+
+    def lock(named: Mapping[str, Any]) -> QuerySet[Item]:
+        return lock_rows(build(named).exclude(pk__in=named["passed"]), skip_locked=True)
+
+    def recheck(named: Mapping[str, Any]) -> QuerySet[Response]:
+        still_fits = build(named).filter(pk=named["chosen"]).values("pk")
+        return Response.objects.filter(item__in=still_fits).filter(item_id__in=[named["chosen"]])
+
+    passed: list[int] = []
+    while True:
+        chosen = compiled_sql.first_row(Item, (*key, "lock"), lock, {**values, "passed": passed})
+        if chosen is None:
+            return None
+        responses = compiled_sql.rows(Response, (*key, "recheck"), recheck, {**values, "chosen": chosen.pk})
+        if responses:
+            _responses_cache(chosen, responses)
+            return chosen
+        passed.append(chosen.pk)
+
+
+def _responses_cache(item: Item, responses: list[Response]) -> None:
+    """Store ``responses`` as the item's prefetched responses, as ``prefetch_related_objects`` would."""
+    for response in responses:
+        Response.item.field.set_cached_value(response, item)
+    cached = item.responses.all()
+    cached._result_cache = responses
+    cached._prefetch_done = True  # type: ignore[attr-defined]
+    item._prefetched_objects_cache = {"responses": cached}  # type: ignore[attr-defined]
 
 
 def _first_with_room(candidates: QuerySet[Item]) -> Item | None:

@@ -9,14 +9,26 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Exists, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Value
+from django.db.models import (
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    QuerySet,
+    Subquery,
+    Value,
+    prefetch_related_objects,
+)
 from django.db.models.functions import Coalesce
 from markdown_it import MarkdownIt
 
-from annotation import judgment
+from annotation import compiled_sql, judgment
 
 # The home's reads live in annotation.home_selectors; the home page (projects.views) reaches them from here.
 from annotation.home_selectors import HomeRow as HomeRow
@@ -89,19 +101,29 @@ def suggestion_visible_for(
             return None
     elif purpose == PURPOSE_RESOLUTION:
         return None
-    held_blind = requests_withholding(project=project, annotator_id=annotator.pk)
-    # ``verifying``: the person holds an open verification request for the item (the page pre-fills its answer).
-    verifying = requests_verifying(annotator_id=annotator.pk)
-    suggestions = (
-        Suggestion.objects.filter(item=item, status=Suggestion.Status.OK)
-        .exclude(Exists(held_blind))
-        .annotate(verifying=Exists(verifying))
-    )
-    if with_values:
-        suggestions = suggestions.prefetch_related(
-            Prefetch("values", queryset=SuggestionValue.objects.select_related("response"))
+    blind_verify = project.verify_visibility == Project.VerifyVisibility.BLIND
+
+    def visible(named: Mapping[str, Any]) -> QuerySet[Suggestion]:
+        # ``project`` only chooses the withheld kinds here, and that choice is part of the compiled query's key.
+        held_blind = requests_withholding(project=project, annotator_id=named["annotator_id"])
+        # ``verifying``: the person holds an open verification request for the item (the page pre-fills its answer).
+        verifying = requests_verifying(annotator_id=named["annotator_id"])
+        return (
+            Suggestion.objects.filter(item_id=named["item_id"], status=Suggestion.Status.OK)
+            .exclude(Exists(held_blind))
+            .annotate(verifying=Exists(verifying))
         )
-    return suggestions.first()
+
+    named: dict[str, Any] = {"item_id": item.pk, "annotator_id": annotator.pk}
+    if compiled_sql.enabled() and annotator.pk is not None:
+        suggestion = compiled_sql.first_row(Suggestion, ("visible suggestion", blind_verify), visible, named)
+    else:
+        suggestion = visible(named).first()
+    if suggestion is not None and with_values:
+        prefetch_related_objects(
+            [suggestion], Prefetch("values", queryset=SuggestionValue.objects.select_related("response"))
+        )
+    return suggestion
 
 
 def suggestion_prefilled_values(

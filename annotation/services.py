@@ -14,10 +14,10 @@ from typing import Any, NamedTuple
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Exists, Subquery
+from django.db.models import Exists, QuerySet, Subquery
 from django.utils import timezone
 
-from annotation import claim_services, crossover_selectors, judgment
+from annotation import claim_services, compiled_sql, crossover_selectors, judgment
 from annotation.checks import (
     check_annotator,
     check_annotator_of,
@@ -141,31 +141,16 @@ def _annotation_save(
     )
 
     now = timezone.now()
-    # The assignment row serialises saves of one annotator × item (double clicks, retries, two tabs).
-    exposures = SuggestionExposure.objects.filter(item=item, annotator_id=annotator.pk)
-    open_requests = LabelRequest.objects.filter(item=item, annotator_id=annotator.pk, status=LabelRequest.Status.OPEN)
-    other_claims = Assignment.objects.filter(
-        project=project, annotator_id=annotator.pk, status=Assignment.Status.CLAIMED, expires_at__gt=now
-    ).exclude(item=item)
-    # Whether the suggestion was shown (or accepted), whether a label exists and whether the person holds another
-    # claim come with the locked row, in one statement.
-    own_assignment = lock_rows(
-        Assignment.objects.filter(item=item, annotator_id=annotator.pk).annotate(
-            exposed=Exists(exposures),
-            accept_exposed=Exists(exposures.filter(kind=SuggestionExposure.Kind.ACCEPT)),
-            labelled=Exists(Annotation.objects.filter(item=item, annotator_id=annotator.pk)),
-            open_request=Exists(open_requests),
-            other_claim=Exists(other_claims),
-            next_request_item=Subquery(requests_to_serve(project=project, annotator_id=int(annotator.pk))[:1]),
-        ),
-        skip_locked=False,
-    )
-    assignment = own_assignment.first()
+    # The assignment row serialises saves of one annotator × item (double clicks, retries, two tabs). Whether the
+    # suggestion was shown (or accepted), whether a label exists and whether the person holds another claim come with
+    # the locked row, in one statement.
+    named = {"item_id": item.pk, "annotator_id": int(annotator.pk), "project_id": project.pk, "now": now}
+    assignment = _own_assignment_locked(named)
     if assignment is None:
         # No row to serialise on yet (an API save without a claim): the item row does it, then look again, so two
         # simultaneous first saves do not both create the assignment.
         lock_rows(Item.objects.filter(pk=item.pk), skip_locked=False).values("pk").first()
-        assignment = own_assignment.all().first()
+        assignment = _own_assignment_locked(named)
     # A first save (the common case) needs no read of the annotation: the locked row said there is none.
     labelled = assignment is None or bool(assignment.labelled)
     annotation = Annotation.objects.filter(item=item, annotator_id=annotator.pk).first() if labelled else None
@@ -175,7 +160,11 @@ def _annotation_save(
         live_claim = (
             assignment is not None and assignment.status == Assignment.Status.CLAIMED and assignment.expires_at > now
         )
-        requested = bool(assignment.open_request) if assignment is not None else open_requests.exists()
+        requested = (
+            bool(assignment.open_request)
+            if assignment is not None
+            else _open_requests(item=item, annotator=annotator).exists()
+        )
         if (
             not live_claim
             and not requested
@@ -194,6 +183,7 @@ def _annotation_save(
     if assignment is not None:
         exposed, accept_exposed = bool(assignment.exposed), bool(assignment.accept_exposed)
     else:
+        exposures = SuggestionExposure.objects.filter(item=item, annotator_id=annotator.pk)
         exposed = exposures.exists()
         accept_exposed = exposed and exposures.filter(kind=SuggestionExposure.Kind.ACCEPT).exists()
     if accepted and not accept_exposed:
@@ -276,6 +266,7 @@ def _annotation_save(
             ResolutionChoice.objects.create(project=project, item=item, annotator_id=annotator.pk, kept=False)
         if finish:
             assignment.save(update_fields=["status", "expires_at", "updated_at"])
+    open_requests = _open_requests(item=item, annotator=annotator)
     if assignment.open_request if hasattr(assignment, "open_request") else open_requests.exists():
         # The save answers the person's request for this item (one statement, only on request items).
         open_requests.update(
@@ -300,6 +291,42 @@ def _annotation_save(
         project_mark_labelling_started(project_id=project.pk)
     events.labels_changed(project_id=project.pk, item_ids=[item.pk])
     return _Saved(annotation, served=served, no_other_claim=no_other_claim)
+
+
+def _open_requests(*, item: Item, annotator: AbstractBaseUser) -> QuerySet[LabelRequest]:
+    return LabelRequest.objects.filter(item=item, annotator_id=annotator.pk, status=LabelRequest.Status.OPEN)
+
+
+def _own_assignment_locked(named: Mapping[str, Any]) -> Any:  # Assignment | None, with its annotations
+    """The annotator's assignment of the item, row-locked, with what the save needs to know beside it; on PostgreSQL
+    through SQL compiled once per process (the same statement)."""
+    if compiled_sql.enabled():
+        return compiled_sql.first_row(Assignment, ("own assignment",), _own_assignment_query, named)
+    return _own_assignment_query(named).first()
+
+
+def _own_assignment_query(named: Mapping[str, Any]) -> QuerySet[Assignment]:
+    item_id, annotator_id, now = named["item_id"], named["annotator_id"], named["now"]
+    exposures = SuggestionExposure.objects.filter(item_id=item_id, annotator_id=annotator_id)
+    open_requests = LabelRequest.objects.filter(
+        item_id=item_id, annotator_id=annotator_id, status=LabelRequest.Status.OPEN
+    )
+    other_claims = Assignment.objects.filter(
+        project_id=named["project_id"], annotator_id=annotator_id, status=Assignment.Status.CLAIMED, expires_at__gt=now
+    ).exclude(item_id=item_id)
+    # An unsaved project of that id: the requests are filtered by its key only.
+    requests = requests_to_serve(project=Project(pk=named["project_id"]), annotator_id=annotator_id)
+    return lock_rows(
+        Assignment.objects.filter(item_id=item_id, annotator_id=annotator_id).annotate(
+            exposed=Exists(exposures),
+            accept_exposed=Exists(exposures.filter(kind=SuggestionExposure.Kind.ACCEPT)),
+            labelled=Exists(Annotation.objects.filter(item_id=item_id, annotator_id=annotator_id)),
+            open_request=Exists(open_requests),
+            other_claim=Exists(other_claims),
+            next_request_item=Subquery(requests[:1]),
+        ),
+        skip_locked=False,
+    )
 
 
 @transaction.atomic
