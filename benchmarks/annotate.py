@@ -26,6 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# Plain HTTP on loopback: the production settings would redirect every request to https.
+os.environ.setdefault("PENUMBRA_HTTPS", "0")
 # Request threads of the loopback server must not keep connections open after they finish.
 os.environ.setdefault("DB_CONN_MAX_AGE", "0")
 # Saves enqueue their recomputation on a real broker, as in production, on a queue of the benchmark's own that no
@@ -53,10 +55,10 @@ def _ensure_database(url: str) -> None:
 
 
 def build_project(*, n_items: int, n_annotators: int, name: str):
+    from bench_items import items_create
     from django.contrib.auth import get_user_model
 
-    from projects import blind
-    from projects.models import Item, Membership, Project, Response, Suggestion
+    from projects.models import Membership, Project
     from projects.services import blind_sample_redraw, membership_set, project_create
 
     existing = Project.objects.filter(name=name).first()
@@ -69,31 +71,7 @@ def build_project(*, n_items: int, n_annotators: int, name: str):
     batch = 5000
     for start in range(0, n_items, batch):
         ids = [f"bench-{i}" for i in range(start, min(n_items, start + batch))]
-        items = Item.objects.bulk_create(
-            [
-                Item(
-                    project=project,
-                    external_id=external_id,
-                    prompt=f"Prompt {external_id}: explain recursion to a child.",
-                    blind_draw=blind.uniform_draw(seed=project.seed, external_id=external_id),
-                    queue_key=blind.queue_key(seed=project.seed, external_id=external_id),
-                )
-                for external_id in ids
-            ]
-        )
-        Response.objects.bulk_create(
-            [
-                Response(item=item, position=p, text=f"Answer {p} to {item.external_id}.\n\n```python\nprint({p})\n```")
-                for item in items
-                for p in (0, 1)
-            ]
-        )
-        Suggestion.objects.bulk_create(
-            [
-                Suggestion(item=item, preferred_position=1, rationale="More complete.", model_name="bench")
-                for item in items
-            ]
-        )
+        items_create(project=project, external_ids=ids, prompt="Prompt {external_id}: explain recursion to a child.")
     blind_sample_redraw(project=project)
     user_model = get_user_model()
     for n in range(n_annotators):

@@ -21,6 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# Plain HTTP on loopback: the production settings would redirect every request to https.
+os.environ.setdefault("PENUMBRA_HTTPS", "0")
 
 
 def _ensure_database(url: str) -> None:

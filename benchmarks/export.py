@@ -26,6 +26,8 @@ from urllib.parse import urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# Plain HTTP on loopback: the production settings would redirect every request to https.
+os.environ.setdefault("PENUMBRA_HTTPS", "0")
 
 SLUG = "bench-export"
 PAGE = os.sysconf("SC_PAGE_SIZE")

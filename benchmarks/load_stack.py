@@ -22,39 +22,18 @@ def build(*, name: str, n_items: int, n_annotators: int) -> dict[str, object]:
     import django
 
     django.setup()
+    from bench_items import items_create
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
 
-    from projects import blind
-    from projects.models import Item, Membership, Project, Response, Suggestion
+    from projects.models import Membership, Project
     from projects.services import blind_sample_redraw, membership_set, project_create
 
     project = project_create(
         name=name, seed=4242, overlap=3, suggestion_display=Project.SuggestionDisplay.BLIND_SAMPLE, blind_rate=0.2
     )
     ids = [f"load-{i}" for i in range(n_items)]
-    items = Item.objects.bulk_create(
-        [
-            Item(
-                project=project,
-                external_id=external_id,
-                prompt=f"Prompt {external_id}: explain **recursion** to a child.",
-                blind_draw=blind.uniform_draw(seed=project.seed, external_id=external_id),
-                queue_key=blind.queue_key(seed=project.seed, external_id=external_id),
-            )
-            for external_id in ids
-        ]
-    )
-    Response.objects.bulk_create(
-        [
-            Response(item=item, position=p, text=f"Answer {p} to {item.external_id}.\n\n```python\nprint({p})\n```")
-            for item in items
-            for p in (0, 1)
-        ]
-    )
-    Suggestion.objects.bulk_create(
-        [Suggestion(item=item, preferred_position=1, rationale="More complete.", model_name="bench") for item in items]
-    )
+    items_create(project=project, external_ids=ids, prompt="Prompt {external_id}: explain **recursion** to a child.")
     blind_sample_redraw(project=project)
     # One hash for everybody: hashing 50 passwords would take longer than the run.
     hashed = make_password(PASSWORD)
