@@ -149,3 +149,16 @@ def check_client_token(client_token: Any) -> str | None:
     if not isinstance(client_token, str) or len(client_token) > 64 or not client_token.isprintable():
         raise ValidationError({"client_token": "Expected a string of at most 64 printable characters."})
     return client_token
+
+
+SKIP_REASON_MAX = 300
+
+
+def check_skip_reason(reason: Any) -> str:
+    """The reason of a skip, stripped: required and short (the lead reads them to fix bad items)."""
+    reason = str(reason or "").strip()
+    if not reason:
+        raise ValidationError({"skip_reason": "Say why you skip this item (it helps the lead fix bad items)."})
+    if len(reason) > SKIP_REASON_MAX:
+        raise ValidationError({"skip_reason": f"Keep the reason under {SKIP_REASON_MAX} characters."})
+    return reason

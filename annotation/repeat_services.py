@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from annotation import crossover_selectors, services
+from annotation.checks import check_skip_reason
 from annotation.models import Annotation, Assignment, Repeat, RepeatValue
 from annotation.repeat_selectors import repeat_open_for
 from projects.models import Item, Project
@@ -86,15 +86,17 @@ def repeat_skip(*, project: Project, item: Item, annotator: AbstractBaseUser, re
     )
     if repeat is None:
         return False
-    reason = (reason or "").strip()
-    if not reason:
-        raise ValidationError({"skip_reason": "Say why you skip this item (it helps the lead fix bad items)."})
-    if len(reason) > services.SKIP_REASON_MAX:
-        raise ValidationError({"skip_reason": f"Keep the reason under {services.SKIP_REASON_MAX} characters."})
+    reason = check_skip_reason(reason)
     repeat.skip_reason = reason
     repeat.answered_at = timezone.now()
     repeat.save(update_fields=["skip_reason", "answered_at"])
     return True
+
+
+def judgment_skip(*, project: Project, item: Item, annotator: AbstractBaseUser, reason: str) -> None:
+    """The page's skip: an open repeat's while there is one (nothing tells it apart), the ordinary skip otherwise."""
+    if not repeat_skip(project=project, item=item, annotator=annotator, reason=reason):
+        services.assignment_skip(project=project, item=item, annotator=annotator, reason=reason)
 
 
 # Not atomic itself: the ordinary save opens its own transaction, and a block around it would add a savepoint's two

@@ -24,6 +24,7 @@ from annotation.checks import (
     check_client_token,
     check_ifs_values,
     check_judgment,
+    check_skip_reason,
     value_error_key,
     whole_number,
 )
@@ -73,7 +74,6 @@ MAX_TIME_PER_SAVE_MS = 60 * 60 * 1000
 CLAIM_TIME_SLACK_MS = 60 * 1000
 REVISION_REASONS = ("save", "resolution", "api", "import")
 SOURCES = ("page", "api", "import")
-SKIP_REASON_MAX = 300
 #: About one saved item in four is followed by one of the person's open label requests (when they have one), so the
 #: requests come mixed among ordinary items and look like them; the rest are served when nothing else is left.
 REQUEST_SHARE = 0.25
@@ -362,11 +362,7 @@ def annotation_save_and_claim_next(
 def assignment_skip(*, project: Project, item: Item, annotator: AbstractBaseUser, reason: str) -> Assignment:
     """Skip an item with a reason; it is not offered to this annotator again and frees the slot for others."""
     check_annotator_of(project=project, item=item, annotator=annotator)
-    reason = (reason or "").strip()
-    if not reason:
-        raise ValidationError({"skip_reason": "Say why you skip this item (it helps the lead fix bad items)."})
-    if len(reason) > SKIP_REASON_MAX:
-        raise ValidationError({"skip_reason": f"Keep the reason under {SKIP_REASON_MAX} characters."})
+    reason = check_skip_reason(reason)
     own = Assignment.objects.filter(item=item, annotator_id=annotator.pk)
     assignment = lock_rows(own, skip_locked=False).first()
     if assignment is None:

@@ -222,8 +222,7 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     if reason == "other":
         reason = request.POST.get("skip_other", "")
     try:
-        if not repeat_services.repeat_skip(project=project, item=item, annotator=request.user, reason=reason):
-            services.assignment_skip(project=project, item=item, annotator=request.user, reason=reason)
+        repeat_services.judgment_skip(project=project, item=item, annotator=request.user, reason=reason)
     except ValidationError as error:
         shown = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if shown is None:
