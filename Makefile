@@ -7,26 +7,26 @@ PORT ?= 8000
 # Two workers: this project's machines have two cores.
 PYTEST_WORKERS ?= 2
 # Services, selectors, the maths and the background work: where a type error would corrupt data.
-TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.py projects/import_rows.py \
-	projects/llm_url.py projects/import_tasks.py projects/jobs.py projects/format_import.py $(wildcard projects/formats/*.py) \
-	annotation/label_formats.py client/penumbra_client/client.py client/penumbra_client/errors.py \
-	annotation/label_import.py annotation/judgment.py annotation/import_tasks.py \
-	aggregation/ifs.py aggregation/agreement.py aggregation/intervals.py aggregation/weights.py aggregation/comparisons.py \
-	aggregation/sampling.py aggregation/accuracy.py aggregation/certification.py aggregation/dataset_card.py \
+TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/imports/items.py projects/imports/rows.py \
+	projects/llm_url.py projects/imports/tasks.py projects/jobs.py projects/imports/formats.py $(wildcard projects/formats/*.py) \
+	annotation/imports/formats.py client/penumbra_client/client.py client/penumbra_client/errors.py \
+	annotation/imports/labels.py annotation/judgment.py annotation/imports/tasks.py \
+	aggregation/maths/ifs.py aggregation/maths/agreement.py aggregation/maths/intervals.py aggregation/maths/weights.py aggregation/maths/comparisons.py \
+	aggregation/maths/sampling.py aggregation/maths/accuracy.py aggregation/maths/certification.py aggregation/maths/dataset_card.py \
 	suggestions/llm.py suggestions/figures.py suggestions/handoff.py suggestions/receivers.py \
 	suggestions/models.py aggregation/cards.py suggestions/requests.py suggestions/certification.py \
-	suggestions/rubber_stamp.py annotation/resolution_services.py annotation/request_selectors.py aggregation/export_card.py \
-	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
-	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py \
-	annotation/note_services.py annotation/note_selectors.py annotation/checks.py annotation/claim_services.py annotation/compiled_sql.py config/auth.py \
+	suggestions/rubber_stamp.py annotation/resolution_services.py annotation/request_selectors.py aggregation/exports/card.py \
+	aggregation/exports/stream.py aggregation/exports/tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
+	annotation/participants/services.py annotation/participants/selectors.py annotation/participants/export.py \
+	annotation/notes/services.py annotation/notes/selectors.py annotation/checks.py annotation/queue/services.py annotation/compiled_sql.py config/auth.py \
 	annotation/label_selectors.py annotation/home_selectors.py \
-	aggregation/figure_settings.py aggregation/judgments.py aggregation/loading.py aggregation/item_figures.py \
-	aggregation/annotator_figures.py aggregation/project_figures.py aggregation/writers.py projects/preference.py \
-	aggregation/ifs_operators.py aggregation/consensus.py aggregation/signed.py aggregation/export_options.py \
-	annotation/crossover_design.py annotation/crossover_services.py annotation/crossover_selectors.py \
-	aggregation/method_comparison.py aggregation/method_study_report.py \
-	aggregation/position_bias.py aggregation/adaptive.py aggregation/self_consistency.py aggregation/study_figures.py \
-	aggregation/adaptive_services.py aggregation/study_selectors.py annotation/queue_order.py annotation/repeat_services.py \
+	aggregation/figures/settings.py aggregation/figures/judgments.py aggregation/loading.py aggregation/figures/items.py \
+	aggregation/figures/annotators.py aggregation/figures/project.py aggregation/writers.py projects/preference.py \
+	aggregation/maths/ifs_operators.py aggregation/maths/consensus.py aggregation/maths/signed.py aggregation/exports/options.py \
+	annotation/studies/design.py annotation/studies/services.py annotation/studies/selectors.py \
+	aggregation/maths/method_comparison.py aggregation/studies/report.py \
+	aggregation/maths/position_bias.py aggregation/maths/adaptive.py aggregation/maths/self_consistency.py aggregation/studies/figures.py \
+	aggregation/studies/adaptive.py aggregation/studies/selectors.py annotation/queue/order.py annotation/repeat_services.py \
 	annotation/repeat_selectors.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks

@@ -18,10 +18,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from aggregation.export import export_filename, export_lines
-from aggregation.export_card import export_card
-from aggregation.export_options import FORMATS, MAX_MIN_ANNOTATORS, PAIRS, TIES, ExportOptions
-from aggregation.export_tasks import export_job_start
+from aggregation.exports.card import export_card
+from aggregation.exports.options import FORMATS, MAX_MIN_ANNOTATORS, PAIRS, TIES, ExportOptions
+from aggregation.exports.stream import export_filename, export_lines
+from aggregation.exports.tasks import export_job_start
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
 from aggregation.selectors import (
     Staleness,

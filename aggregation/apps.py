@@ -9,7 +9,7 @@ class AggregationConfig(AppConfig):
         # Imported here, not at the top: the receivers load models, which the app registry allows only now.
         from aggregation import receivers
         from aggregation.cards import dashboard_card_register
-        from aggregation.study_selectors import study_card_context
+        from aggregation.studies.selectors import study_card_context
 
         receivers.connect()
         dashboard_card_register(name="study", template="dashboard/partials/study_card.html", context=study_card_context)

@@ -171,7 +171,8 @@ class MemberAddForm(forms.Form):
 
 
 class ExportForm(forms.Form):
-    """The export page's choices: the same names and ranges as the export API (aggregation.export.ExportOptions)."""
+    """The export page's choices: the same names and ranges as the export API
+    (aggregation.exports.stream.ExportOptions)."""
 
     format = forms.ChoiceField(
         choices=[

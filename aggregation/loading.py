@@ -1,4 +1,4 @@
-"""Reading from the database into arrays: a project's judgments (:class:`aggregation.judgments.Judgments`), its
+"""Reading from the database into arrays: a project's judgments (:class:`aggregation.figures.judgments.Judgments`), its
 stored annotator weights, and the newest annotation per item. One query per table, no per-item loop."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from django.db import connection
 from django.db.models import Max, Value
 from django.db.models.functions import Coalesce
 
-from aggregation import ifs
-from aggregation.figure_settings import FigureSettings
-from aggregation.judgments import NO_BINARY, FloatArray, IntArray, Judgments
+from aggregation.figures.judgments import NO_BINARY, FloatArray, IntArray, Judgments
+from aggregation.figures.settings import FigureSettings
+from aggregation.maths import ifs
 from aggregation.models import AnnotatorAggregate
 from annotation.models import Annotation
 from projects.models import PERMILLE, Item, Project, Response

@@ -1,8 +1,9 @@
 """Recompute a project's aggregates from its judgments: load arrays once, run the figures, write the results.
 
 The work is split by job: :mod:`aggregation.loading` reads the database into a
-:class:`~aggregation.judgments.Judgments` (its settings a plain :class:`~aggregation.figure_settings.FigureSettings`),
-:mod:`aggregation.item_figures`, :mod:`aggregation.annotator_figures` and :mod:`aggregation.project_figures` compute,
+:class:`~aggregation.figures.judgments.Judgments` (its settings a plain
+:class:`~aggregation.figures.settings.FigureSettings`),
+:mod:`aggregation.figures.items`, :mod:`aggregation.figures.annotators` and :mod:`aggregation.figures.project` compute,
 :mod:`aggregation.writers` writes (upserts, so a run repeated leaves the same rows). This module orders those steps
 and owns the transactions; a whole-project run loads the project's judgments once.
 """
@@ -18,12 +19,15 @@ from django.db import connection, transaction
 from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from aggregation import adaptive_services, ifs, loading, study_figures, writers
-from aggregation.annotator_figures import annotator_figures_compute, annotator_layout
-from aggregation.item_figures import item_figures_compute
-from aggregation.judgments import FloatArray, Judgments, signed_preferences
+from aggregation import loading, writers
+from aggregation.figures.annotators import annotator_figures_compute, annotator_layout
+from aggregation.figures.items import item_figures_compute
+from aggregation.figures.judgments import FloatArray, Judgments, signed_preferences
+from aggregation.figures.project import project_figures_compute
+from aggregation.maths import ifs
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
-from aggregation.project_figures import project_figures_compute
+from aggregation.studies import adaptive as adaptive_services
+from aggregation.studies import figures as study_figures
 from annotation.models import Annotation
 from config import events
 from projects.models import Item, Project
@@ -126,7 +130,7 @@ def _annotators_write(*, data: Judgments) -> tuple[bool, FloatArray]:
 
 def annotator_aggregates_recompute(*, project_id: int) -> bool:
     """Recompute every annotator's weight (paper Eq. 8 with the project's coefficients), its parts, the iterative
-    consensus weight and working figures (aggregation.annotator_figures); returns True when the weights moved (an
+    consensus weight and working figures (aggregation.figures.annotators); returns True when the weights moved (an
     annotator appeared or left, or a weight changed by more than WEIGHT_CHANGE_TOLERANCE of the largest)."""
     with transaction.atomic():
         project = Project.objects.get(pk=project_id)
@@ -141,7 +145,7 @@ def _project_write(*, data: Judgments, newest: Any) -> None:
 
 
 def project_agreement_recompute(*, project_id: int) -> ProjectAggregate:
-    """Write ProjectAggregate.agreement, .plots and .progress (aggregation.project_figures says what they hold)."""
+    """Write ProjectAggregate.agreement, .plots and .progress (aggregation.figures.project says what they hold)."""
     with transaction.atomic():
         project = Project.objects.get(pk=project_id)
         newest = loading.newest_annotation(project.pk)

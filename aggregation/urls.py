@@ -1,6 +1,8 @@
 from django.urls import path
 
-from aggregation import export_views, method_study_views, views
+from aggregation import views
+from aggregation.exports import views as export_views
+from aggregation.studies import views as method_study_views
 
 urlpatterns = [
     path("projects/<int:project_id>/dashboard/", views.dashboard, name="dashboard"),

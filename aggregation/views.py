@@ -18,11 +18,11 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
-from aggregation import svg
 from aggregation.cards import dashboard_card
+from aggregation.figures import svg
 from aggregation.forms import CriteriaForm, MemberAddForm, ProjectSettingsForm
 from aggregation.selectors import Dashboard, dashboard_get, item_review_get, response_name, settings_get
-from annotation.note_selectors import item_notes_for_lead, open_flags_for_lead
+from annotation.notes.selectors import item_notes_for_lead, open_flags_for_lead
 from annotation.selectors import markdown_render
 from projects.models import TIE, Membership
 from projects.services import criteria_set, membership_set, project_update

@@ -13,10 +13,10 @@ import numpy as np
 from django.db import connection
 from django.db.models import Exists, OuterRef
 
-from aggregation.annotator_figures import AnnotatorFigures
-from aggregation.figure_settings import FigureSettings
-from aggregation.item_figures import ItemFigures, position_or_none
-from aggregation.judgments import IntArray, Judgments, optional
+from aggregation.figures.annotators import AnnotatorFigures
+from aggregation.figures.items import ItemFigures, position_or_none
+from aggregation.figures.judgments import IntArray, Judgments, optional
+from aggregation.figures.settings import FigureSettings
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from annotation.models import Annotation
 from config.bulk import copy_rows

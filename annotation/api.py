@@ -21,8 +21,8 @@ from annotation.selectors import annotation_created_by_save, annotation_item_id_
 from annotation.services import annotation_save
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
 from projects.formats import FORMATS, NATIVE
-from projects.import_tasks import import_job_start
-from projects.importing import RowInvalid, to_permille
+from projects.imports.items import RowInvalid, to_permille
+from projects.imports.tasks import import_job_start
 from projects.models import Job, Project
 from projects.selectors import item_get_for_user, project_get_for_lead, project_get_for_user
 
@@ -98,7 +98,7 @@ class AnnotationSerializer(serializers.ModelSerializer):
 
 
 class LabelImportSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="JSON Lines of labels (see annotation.label_import for the row shape).")
+    file = serializers.FileField(help_text="JSON Lines of labels (see annotation.imports.labels for the row shape).")
     format = serializers.ChoiceField(
         choices=FORMATS, default=NATIVE, help_text="Penumbra's own rows, or the file of another tool."
     )

@@ -1,4 +1,4 @@
-"""Reads of unannounced repeats for the page and the save (``annotation.queue_order`` serves them)."""
+"""Reads of unannounced repeats for the page and the save (``annotation.queue.order`` serves them)."""
 
 from __future__ import annotations
 

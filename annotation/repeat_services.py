@@ -14,10 +14,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import crossover_selectors, services
+from annotation import services
 from annotation.checks import check_skip_reason
 from annotation.models import Annotation, Assignment, Repeat, RepeatValue
 from annotation.repeat_selectors import repeat_open_for
+from annotation.studies import selectors as crossover_selectors
 from projects.models import Item, Project
 from projects.selectors import item_responses, project_criteria
 

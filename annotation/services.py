@@ -2,7 +2,7 @@
 
 Independent of HTTP: the page and the REST API call the same functions. Every function validates everything first
 (annotation.checks) and writes nothing when it refuses, raising ValidationError with field-level messages. Claims
-and the queue are in annotation.claim_services (re-exported here for callers of the older names).
+and the queue are in annotation.queue.services (re-exported here for callers of the older names).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Exists, QuerySet, Subquery
 from django.utils import timezone
 
-from annotation import claim_services, compiled_sql, crossover_selectors, judgment
+from annotation import compiled_sql, judgment
 from annotation.checks import (
     check_annotator,
     check_annotator_of,
@@ -28,14 +28,6 @@ from annotation.checks import (
     value_error_key,
     whole_number,
 )
-from annotation.claim_services import (
-    assignment_claim_item,
-    assignment_claim_next,
-    assignment_new,
-    has_room,
-    lock_rows,
-    request_serve,
-)
 from annotation.models import (
     Annotation,
     AnnotationRevision,
@@ -45,8 +37,18 @@ from annotation.models import (
     ResolutionChoice,
     SuggestionExposure,
 )
+from annotation.queue import services as claim_services
+from annotation.queue.services import (
+    assignment_claim_item,
+    assignment_claim_next,
+    assignment_new,
+    has_room,
+    lock_rows,
+    request_serve,
+)
 from annotation.request_selectors import requests_to_serve
 from annotation.selectors import PURPOSE_ACCEPT, PURPOSE_PAGE, PURPOSE_RESOLUTION, suggestion_visible_for
+from annotation.studies import selectors as crossover_selectors
 from config import events
 from config.bulk import RowUpdate, insert_together
 from projects.models import Item, Project, Suggestion

@@ -14,18 +14,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from annotation import (
-    claim_services,
-    crossover_selectors,
-    label_selectors,
-    repeat_services,
-    resolution_services,
-    selectors,
-    services,
-    study_views,
-)
+from annotation import label_selectors, repeat_services, resolution_services, selectors, services
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
+from annotation.participants import views as study_views
+from annotation.queue import services as claim_services
+from annotation.studies import selectors as crossover_selectors
 from projects.models import Item, Project
 from projects.selectors import (
     item_get_for_user,

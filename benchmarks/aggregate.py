@@ -5,7 +5,7 @@ Run from the repository root::
     python benchmarks/aggregate.py                # 100,000 items × 2 responses × 5 annotators, ~10 % missing
     python benchmarks/aggregate.py --items 20000  # smaller
 
-It builds per-mille (μ, ν) judgments, times the vectorised pipeline of ``aggregation.ifs``, ``.agreement`` and
+It builds per-mille (μ, ν) judgments, times the vectorised pipeline of ``aggregation.maths.ifs``, ``.agreement`` and
 ``.weights`` (best of ``--repeat`` runs, wall and CPU time per step; once on one thread, once with independent
 steps on ``--threads`` threads), then a plain per-item Python loop (benchmarks/aggregate_loop.py) computing
 the same figures on a slice of ``--loop-items`` items, extrapolated linearly to the full size, and prints both,
@@ -43,7 +43,7 @@ from aggregate_data import TOLERANCE, Dataset, Timing, build_dataset, run_chain
 from aggregate_loop import time_loop
 from aggregate_plain import same_results, time_plain
 
-from aggregation import agreement, ifs, weights
+from aggregation.maths import agreement, ifs, weights
 
 TARGET_SECONDS = 1.0
 TARGET_SPEEDUP = 100.0

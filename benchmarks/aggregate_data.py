@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from aggregation import ifs
+from aggregation.maths import ifs
 
 TOLERANCE = 0.1
 

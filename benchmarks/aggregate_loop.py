@@ -19,7 +19,7 @@ from typing import Any
 
 from aggregate_data import TOLERANCE, Dataset
 
-from aggregation import ifs
+from aggregation.maths import ifs
 
 # --------------------------------------------------------------------------------------------------------------
 # The same figures with a plain per-item Python loop

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from aggregate_data import TOLERANCE, Dataset, Timing, run_chain
 
-from aggregation import ifs, weights
+from aggregation.maths import ifs, weights
 
 # --------------------------------------------------------------------------------------------------------------
 # The same steps as plain numpy: the obvious vectorised code written from DESIGN.md's formulas, without the

@@ -5,7 +5,7 @@
 
 The database is created and migrated when missing; the project (items, two responses each, 3 IFS labels per item,
 item and response aggregates shaped like the aggregation engine's) is built once with COPY and reused. Then:
-- the ``dpo`` export through aggregation.export.export_lines (what the command and the API stream), and
+- the ``dpo`` export through aggregation.exports.stream.export_lines (what the command and the API stream), and
 - the same export through the API (GET /api/projects/{id}/export/, consumed chunk by chunk as a client would),
 each timed, with the process RSS sampled every 5 ms: RSS before, peak during and growth. A second run over the first
 10 % of the items shows that memory does not grow with the export's size. Target: ≤ 10 s with flat memory.
@@ -294,7 +294,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from aggregation.export import ExportOptions, export_lines
+    from aggregation.exports.stream import ExportOptions, export_lines
     from projects.models import Membership, Project
 
     project = Project.objects.filter(slug=SLUG).first()

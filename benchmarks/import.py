@@ -6,7 +6,7 @@
 The database is created and migrated when missing; every run imports into a fresh project (older benchmark projects
 are deleted first). The item file is the native JSON Lines shape with two responses and an LLM suggestion per item,
 written to a temporary file and read line by line, as ``manage.py import_items`` and the import job do. Items go
-through projects.importing.items_import, labels through annotation.label_import.labels_import, each with a tqdm
+through projects.imports.items.items_import, labels through annotation.imports.labels.labels_import, each with a tqdm
 progress bar. Target: 100,000 items in ≤ 30 s. Without DATABASE_URL the script refuses.
 """
 
@@ -93,9 +93,9 @@ def main() -> None:
     from django.db import connection
     from tqdm import tqdm
 
-    from annotation import label_import
-    from annotation.label_import import labels_import
-    from projects.importing import items_import
+    from annotation.imports import labels as label_import
+    from annotation.imports.labels import labels_import
+    from projects.imports.items import items_import
     from projects.models import Project
     from projects.services import blind_sample_redraw, project_create
 

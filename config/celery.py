@@ -8,5 +8,4 @@ app = Celery("penumbra")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 # Background imports and exports live beside the services they call.
-app.autodiscover_tasks(related_name="import_tasks")
-app.autodiscover_tasks(related_name="export_tasks")
+app.autodiscover_tasks(["projects.imports", "annotation.imports", "aggregation.exports"])

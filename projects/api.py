@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from projects.formats import FORMATS, NATIVE
-from projects.import_tasks import import_job_start
+from projects.imports.tasks import import_job_start
 from projects.models import Criterion, Item, Job, Membership, Project
 from projects.selectors import (
     criteria_for_member,

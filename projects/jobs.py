@@ -47,9 +47,9 @@ PROGRESS_EVERY_SECONDS = 0.5
 
 # Kind -> (module, task). Imported when first needed: the task modules import this one.
 TASKS: dict[str, tuple[str, str]] = {
-    Job.Kind.IMPORT_ITEMS: ("projects.import_tasks", "import_items_run"),
-    Job.Kind.IMPORT_LABELS: ("annotation.import_tasks", "import_labels_run"),
-    Job.Kind.EXPORT: ("aggregation.export_tasks", "export_run"),
+    Job.Kind.IMPORT_ITEMS: ("projects.imports.tasks", "import_items_run"),
+    Job.Kind.IMPORT_LABELS: ("annotation.imports.tasks", "import_labels_run"),
+    Job.Kind.EXPORT: ("aggregation.exports.tasks", "export_run"),
     Job.Kind.SUGGEST: ("suggestions.tasks", "generate_suggestions"),
 }
 

@@ -22,7 +22,7 @@ class Project(models.Model):
         IFS = "ifs", "IFS sliders (support and opposition)"
         BINARY = "binary", "Binary (A, B or tie)"
         LIKERT = "likert", "Likert side-by-side scale"
-        # A method study: each annotator's block says which of the modes above they use (annotation.crossover_*).
+        # A method study: each annotator's block says which of the modes above they use (annotation.studies).
         CROSSOVER = "crossover", "Crossover method study (set up on its own page)"
 
     class SuggestionDisplay(models.TextChoices):
@@ -85,12 +85,13 @@ class Project(models.Model):
     weight_expertise = models.FloatField(default=1 / 3)
     weight_agreement = models.FloatField(default=1 / 3)
 
-    # Repeats (annotation.queue_order): a share of each annotator's items comes back to them, unannounced, after a
+    # Repeats (annotation.queue.order): a share of each annotator's items comes back to them, unannounced, after a
     # delay in items and in time; the second judgment feeds the consistency part of Eq. 8.
     repeat_rate = models.FloatField(default=0.0, help_text="Share of an annotator's items shown to them again.")
     repeat_delay_items = models.PositiveIntegerField(default=20, help_text="Other items labelled before a repeat.")
     repeat_delay_minutes = models.PositiveIntegerField(default=30, help_text="Minutes before a repeat.")
-    # Adaptive overlap (aggregation.adaptive): extra annotators for hesitant or disputed items, up to a cap per item
+    # Adaptive overlap (aggregation.maths.adaptive): extra annotators for hesitant or disputed items, up to a cap per
+    # item
     # and a budget per project; 0 for either turns it off.
     adaptive_cap = models.PositiveSmallIntegerField(default=0, help_text="Extra labels per item at most; 0: off.")
     adaptive_budget = models.PositiveIntegerField(default=0, help_text="Extra labels for the project at most.")
@@ -187,7 +188,7 @@ class Item(models.Model):
     # What every member may read about the item (source, topic, …).
     metadata = models.JSONField(default=dict, blank=True)
     # What only leads may read: the gold answer's justification and anything else that would tell annotators the
-    # answer they are measured against (projects.importing files such keys here).
+    # answer they are measured against (projects.imports.items files such keys here).
     lead_metadata = models.JSONField(default=dict, blank=True)
     gold_position = models.SmallIntegerField(null=True, blank=True, help_text="Gold preference; -1 is a tie.")
 
@@ -200,7 +201,7 @@ class Item(models.Model):
 
     # Saved annotations (not skips), kept by the annotation services so the queue never counts a whole project.
     annotation_count = models.PositiveIntegerField(default=0)
-    # Labels wanted beyond the project's overlap, set when a lead sends the item back (annotation.note_services):
+    # Labels wanted beyond the project's overlap, set when a lead sends the item back (annotation.notes.services):
     # the item wants project.overlap + extra_labels labels.
     # A database default too: the COPY import path names its columns and leaves this one out.
     extra_labels = models.PositiveSmallIntegerField(default=0, db_default=0)

@@ -21,7 +21,7 @@ PERMILLE = 1000
 #: holds the same rule (CHECK project_likert_points_odd_range).
 LIKERT_POINTS = tuple(range(3, 12, 2))
 #: Score gaps within this of the tie tolerance count as reaching it: per-mille inputs make exact boundaries common
-#: (0.3 − 0.2 is 0.09999999999999998). The same slack as aggregation.ifs.TOLERANCE_SLACK.
+#: (0.3 − 0.2 is 0.09999999999999998). The same slack as aggregation.maths.ifs.TOLERANCE_SLACK.
 TOLERANCE_SLACK = 1e-9
 
 
@@ -50,7 +50,8 @@ def binary_signed(choice: ArrayLike) -> NDArray[np.float64]:
 
 def ifs_scores(values: Iterable[tuple[int, float, int, int]]) -> dict[int, float]:
     """Criterion-weighted scores S = Σ_c w_c (μ − ν) per stored position, weights rescaled to sum 1, from
-    (position, criterion weight, μ‰, ν‰) rows: S of the criteria-combined value (aggregation.ifs.combine_criteria)."""
+    (position, criterion weight, μ‰, ν‰) rows: S of the criteria-combined value
+    (aggregation.maths.ifs.combine_criteria)."""
     rows = list(values)
     by_position: dict[int, list[tuple[float, int]]] = {}
     for position, weight, mu, nu in rows:
@@ -69,7 +70,7 @@ def ifs_scores(values: Iterable[tuple[int, float, int, int]]) -> dict[int, float
 def preferred_from_scores(scores: Mapping[int, float], tolerance: float) -> int:
     """Stored position with the highest score; TIE when the best two differ by less than ``tolerance`` (an exact
     tie, within rounding, always counts; gaps within TOLERANCE_SLACK of it count as reaching it), as
-    aggregation.ifs.preferred_response reads them."""
+    aggregation.maths.ifs.preferred_response reads them."""
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
     if not ranked:
         return TIE

@@ -4,15 +4,16 @@ Evidence is every answered calibration, certification or audit request whose ans
 annotation carries no exposure: checked here again, not only trusted from the page), on the latest draw of its kind
 (a draw's inclusion probabilities describe that draw only). Per item, the model's agreement with the blind people is
 the share of their answers equal to the model's answer at the draw; against gold, 1/0 where the item has gold. The
-maths is in aggregation.accuracy and aggregation.certification (Hájek with Horvitz-Thompson beside it, clustered by
+maths is in aggregation.maths.accuracy and aggregation.maths.certification (Hájek with Horvitz-Thompson beside it,
+clustered by
 item; calibration per confidence bin; the lowest certifiable confidence; certification; audit). Verification answers
-are read separately, for the keep and change rates only: aggregation.certification.evidence_mask drops them.
+are read separately, for the keep and change rates only: aggregation.maths.certification.evidence_mask drops them.
 
 The lead's threshold for certification and audit is the project's handoff threshold, and the minimum number of
 items the handoff's minimum of blind comparisons: one bar for every decision that lets the model label alone.
 
 Stored on ``ProjectAggregate.labeling``, read by ``/api/projects/{id}/stats/`` and the dashboard. When the audit's
-sequential test (aggregation.certification.audit_check) finds the model's agreement below the threshold while the
+sequential test (aggregation.maths.certification.audit_check) finds the model's agreement below the threshold while the
 project is handed off, :func:`handoff_suspend` takes the items back to people: the model's aggregates are removed,
 labelling resumes, the open audit requests are withdrawn, and a ``suspended`` handoff decision tells the leads why
 (the dashboard's handoff history shows it; automatic handoff does not fire again until a lead acts); once that
@@ -32,7 +33,7 @@ from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils import timezone
 
-from aggregation import accuracy, certification, sampling
+from aggregation.maths import accuracy, certification, sampling
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from annotation.models import Annotation, LabelRequest, ResolutionChoice
 from config import events

@@ -12,7 +12,7 @@ What the three headline figures measure (the card says the same in one sentence 
   subjective task (not 1).
 * model vs gold: how often the suggestion equals the item's gold preference, the model's accuracy against the
   reference answer, on the items that have one.
-Each has an interval over items (aggregation.intervals) and is withheld below 5 comparisons.
+Each has an interval over items (aggregation.maths.intervals) and is withheld below 5 comparisons.
 
 Everything is read in bulk, one query per table, and computed with numpy over the whole project.
 """
@@ -27,9 +27,9 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from aggregation import agreement
-from aggregation.comparisons import agreement_estimate, anchoring_gap, figure
-from aggregation.ifs import UNDEFINED, preferred_response
+from aggregation.maths import agreement
+from aggregation.maths.comparisons import agreement_estimate, anchoring_gap, figure
+from aggregation.maths.ifs import UNDEFINED, preferred_response
 from aggregation.models import AnnotatorAggregate, ProjectAggregate
 from annotation.models import Annotation, JudgmentValue
 from projects.models import PERMILLE, TIE, Item, Project, Suggestion
@@ -183,7 +183,7 @@ def _ifs_preferences(*, project: Project, annotation_ids: np.ndarray, n_response
 
 
 def anchoring_gap_figure(comparisons: Comparisons) -> dict[str, Any]:
-    """Shown − blind agreement with its interval over items (aggregation.comparisons.anchoring_gap);
+    """Shown − blind agreement with its interval over items (aggregation.maths.comparisons.anchoring_gap);
     ``needed`` says how many more comparisons each side needs before it is reported."""
     shown, match = comparisons.shown, comparisons.match
     gap = anchoring_gap(

@@ -3,7 +3,7 @@
 Rules (Project.handoff_rule), both needing at least ``handoff_minimum_blind_comparisons`` blind comparisons:
 - ``point``: blind agreement ≥ ``handoff_agreement_threshold``;
 - ``lower_bound`` (stricter): the lower end of its 95 % interval ≥ the threshold. The interval is over items (the
-  clustered Wilson interval of aggregation.intervals), so several labels of one item count as the evidence they
+  clustered Wilson interval of aggregation.maths.intervals), so several labels of one item count as the evidence they
   are, not as independent draws.
 
 Every item still short of its overlap stops being served. One without any human label gets an ItemAggregate with
@@ -25,14 +25,14 @@ from django.db import transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
-from aggregation.agreement import Estimate
-from aggregation.comparisons import agreement_estimate, figure, handoff_decision
+from aggregation.figures.items import ItemFigures, item_figures_compute
+from aggregation.figures.judgments import Judgments
 
 # The item-figures function, wherever aggregation keeps it: handoff aggregates use its definitions.
-from aggregation.figure_settings import FigureSettings
-from aggregation.ifs import UNDEFINED
-from aggregation.item_figures import ItemFigures, item_figures_compute
-from aggregation.judgments import Judgments
+from aggregation.figures.settings import FigureSettings
+from aggregation.maths.agreement import Estimate
+from aggregation.maths.comparisons import agreement_estimate, figure, handoff_decision
+from aggregation.maths.ifs import UNDEFINED
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from config import events
 from projects.models import PERMILLE, TIE, Item, Project, Response, Suggestion

@@ -6,7 +6,7 @@ equal allocation for calibration (every bin gets enough items to say something) 
 certification. Audit draws a Poisson sample at ``rate`` from the items handed to the model. Verification draws a
 simple random sample of items whose suggestion is on screen anyway (not blind, not after-label): it records the
 model's answer that the person sees and keeps or changes, and no inclusion probability, because its answers are never
-evidence about accuracy. The draws are reproducible from the project seed (aggregation.sampling), and each request
+evidence about accuracy. The draws are reproducible from the project seed (aggregation.maths.sampling), and each request
 records its inclusion probability π, stratum and the model's confidence and answer at the time of the draw.
 
 Each drawn item is asked of ``labels_per_item`` annotators who have never held it (no assignment: they have not seen
@@ -33,7 +33,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.db.models.functions import Length
 
-from aggregation import sampling
+from aggregation.maths import sampling
 from aggregation.models import ItemAggregate, Provenance
 from annotation.models import Assignment, LabelRequest
 from projects.models import TIE, Membership, Project, Response, Suggestion, SuggestionValue

@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Prefetch, QuerySet
 
-from aggregation.comparisons import MINIMUM_COMPARISONS
+from aggregation.maths.comparisons import MINIMUM_COMPARISONS
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance
 from annotation.models import LabelRequest
 from projects.models import Job, Project, Suggestion, SuggestionValue

@@ -1,7 +1,7 @@
 """Converters from other annotation tools' files to Penumbra's native item and label rows (pure: no Django).
 
 Each tool has its module with ``items(handle)`` and ``labels(handle, mode=…, likert_points=…)``; the import services
-take the rows they return (projects.format_import runs them). ``native`` means the file is already in Penumbra's own
+take the rows they return (projects.imports.formats runs them). ``native`` means the file is already in Penumbra's own
 JSON Lines and goes to the import services untouched.
 """
 

@@ -1,7 +1,7 @@
 """What every converter shares: reading records, naming them in errors, and turning a judgment into a label row.
 
 Converters are pure: they read a file and return Penumbra's native rows (the JSON Lines that
-projects.importing and annotation.label_import accept), each tagged with where it came from, so that an error the
+projects.imports.items and annotation.imports.labels accept), each tagged with where it came from, so that an error the
 native import finds later can still name the record of the original file. Nothing here touches the database.
 """
 

@@ -258,8 +258,8 @@ def test_a_change_that_touches_no_figure_marks_nothing_stale(lead, lead_client, 
 
 
 def test_an_export_job_records_that_it_wrote_stale_figures(lead, lead_client, django_capture_on_commit_callbacks):
-    from aggregation.export import ExportOptions
-    from aggregation.export_tasks import export_job_run, export_job_start
+    from aggregation.exports.stream import ExportOptions
+    from aggregation.exports.tasks import export_job_run, export_job_start
 
     project = _project(lead)
     with django_capture_on_commit_callbacks(execute=False):

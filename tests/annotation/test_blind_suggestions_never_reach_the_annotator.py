@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Annotation, SuggestionExposure
-from annotation.study_services import study_link_create
+from annotation.participants.services import study_link_create
 from projects.models import Item, Participant, Project
 from tests.annotation.conftest import ifs_form, item_url, next_url
 from tests.annotation.study_helpers import enter_url

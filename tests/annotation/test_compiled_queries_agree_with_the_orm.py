@@ -10,9 +10,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation import claim_services, compiled_sql
+from annotation import compiled_sql
 from annotation.judgment import queue_offset
 from annotation.models import Assignment
+from annotation.queue import services as claim_services
 from annotation.services import annotation_save, assignment_claim_next
 from projects.models import Item
 

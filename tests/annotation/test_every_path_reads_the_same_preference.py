@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aggregation import services
-from aggregation.figure_settings import FigureSettings
-from aggregation.item_figures import item_figures_compute
-from aggregation.judgments import Judgments, signed_preferences
+from aggregation.figures.items import item_figures_compute
+from aggregation.figures.judgments import Judgments, signed_preferences
+from aggregation.figures.settings import FigureSettings
 from aggregation.models import ItemAggregate
 from annotation import judgment
 from annotation.selectors import annotation_payload_preferred

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from annotation.models import Annotation
-from projects.importing import ImportRejected, items_import
+from projects.imports.items import ImportRejected, items_import
 from projects.models import Item, Project
 from tests.annotation.conftest import ifs_form, item_url, next_url
 

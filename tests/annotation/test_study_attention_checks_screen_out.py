@@ -9,9 +9,9 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 
+from annotation.participants.selectors import participant_record
+from annotation.participants.services import study_link_create
 from annotation.services import annotation_save
-from annotation.study_selectors import participant_record
-from annotation.study_services import study_link_create
 from projects.models import Item, Participant
 from tests.annotation.study_helpers import current_item, end_page, enter, label, prefer
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from annotation.label_import import labels_import
+from annotation.imports.labels import labels_import
 from annotation.models import Annotation, AnnotationRevision
-from projects.importing import items_import
+from projects.imports.items import items_import
 from projects.models import Item, Membership, Project
 from projects.services import project_create
 
@@ -56,7 +56,7 @@ def comparisons() -> list[dict]:
 def test_binary_labels_import_whole(db, comparisons, monkeypatch):
     changed: list[int] = []
     monkeypatch.setattr(
-        "annotation.label_import.events.labels_changed", lambda *, project_id, item_ids: changed.extend(item_ids)
+        "annotation.imports.labels.events.labels_changed", lambda *, project_id, item_ids: changed.extend(item_ids)
     )
     project = project_create(name="TL;DR batch 13", mode="binary", seed=13)
     _import_items(project, comparisons)

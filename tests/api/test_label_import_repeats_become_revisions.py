@@ -8,8 +8,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
-from annotation import label_import
-from annotation.label_import import labels_import
+from annotation.imports import labels as label_import
+from annotation.imports.labels import labels_import
 from annotation.models import Annotation, AnnotationRevision, JudgmentValue
 from projects.models import Item, Job
 

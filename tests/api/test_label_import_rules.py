@@ -8,9 +8,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.label_import import labels_import
+from annotation.imports.labels import labels_import
 from annotation.models import Annotation, JudgmentValue
-from projects.importing import ImportRejected
+from projects.imports.items import ImportRejected
 from projects.models import Item
 
 

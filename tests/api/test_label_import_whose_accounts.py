@@ -9,9 +9,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation.label_import import labels_import
+from annotation.imports.labels import labels_import
 from annotation.models import Annotation
-from projects.importing import ImportRejected
+from projects.imports.items import ImportRejected
 from projects.models import Membership
 from projects.selectors import project_get_for_user
 

@@ -133,7 +133,7 @@ ENDPOINTS = [
 
 def _build_world() -> dict[str, Any]:
     """The conftest personas and projects, built here because a module-scoped fixture cannot use function ones."""
-    from annotation.study_services import study_link_create
+    from annotation.participants.services import study_link_create
     from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory, demo_project_create
 
     lead, annotator, annotator2 = (UserFactory(username=name) for name in ("lead", "annotator", "annotator2"))

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from django.db import transaction
 
-from aggregation.agreement import Estimate
-from aggregation.comparisons import figure
+from aggregation.maths.agreement import Estimate
+from aggregation.maths.comparisons import figure
 from aggregation.models import ProjectAggregate
 from projects.models import Membership, Project
 from tests.exports.builders import build_labelled_project

@@ -6,7 +6,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aggregation import svg
+from aggregation.figures import svg
 
 AGREEMENT = svg.Series(name="alpha", points=[(0.0, -0.013), (1.0, 0.41), (2.0, 0.62)])
 

@@ -1,8 +1,8 @@
-"""aggregation.svg: bars proportional to their values, caller text escaped, accessible titles."""
+"""aggregation.figures.svg: bars proportional to their values, caller text escaped, accessible titles."""
 
 import re
 
-from aggregation import svg
+from aggregation.figures import svg
 
 
 def _bar_lengths(markup: str, attribute: str) -> list[float]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from aggregation.dataset_card import CardFacts, dataset_card, size_category
+from aggregation.maths.dataset_card import CardFacts, dataset_card, size_category
 
 
 def _facts(**overrides) -> CardFacts:

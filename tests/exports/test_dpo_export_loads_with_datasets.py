@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from aggregation.export import ExportOptions, export_lines
+from aggregation.exports.stream import ExportOptions, export_lines
 
 DPO_COLUMNS = {
     "prompt": "string",

@@ -6,9 +6,9 @@ from __future__ import annotations
 import yaml
 from django.core.management import call_command
 
-from aggregation.export import ExportOptions
-from aggregation.export_card import export_card_facts
-from aggregation.export_tasks import export_job_run, export_job_start
+from aggregation.exports.card import export_card_facts
+from aggregation.exports.stream import ExportOptions
+from aggregation.exports.tasks import export_job_run, export_job_start
 from annotation.models import Annotation
 from projects.models import Job
 

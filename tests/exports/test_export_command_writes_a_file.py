@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from aggregation.export import ExportOptions, export_lines
+from aggregation.exports.stream import ExportOptions, export_lines
 
 
 def test_command_writes_the_export(labelled_project, tmp_path, capsys):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from aggregation.export import ExportOptions, export_lines
+from aggregation.exports.stream import ExportOptions, export_lines
 from aggregation.models import ItemAggregate, Provenance
 from tests.exports.builders import aggregate_item
 from tests.factories import ItemFactory

@@ -8,7 +8,7 @@ from django.db import connection
 from django.http import StreamingHttpResponse
 from django.test.utils import CaptureQueriesContext
 
-from aggregation.export import ExportOptions, export_lines
+from aggregation.exports.stream import ExportOptions, export_lines
 from tests.exports.builders import aggregate_item
 from tests.factories import ItemFactory
 

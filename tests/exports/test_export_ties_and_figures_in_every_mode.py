@@ -14,7 +14,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from aggregation import services
-from aggregation.export import ExportOptions, export_lines
+from aggregation.exports.stream import ExportOptions, export_lines
 from aggregation.models import AnnotatorAggregate, ItemAggregate
 from projects.models import Membership, Project
 from tests.aggregation.conftest import annotate_binary, annotate_ifs, annotate_likert, project_make

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from annotation.label_formats import labels_import_formatted
+from annotation.imports.formats import labels_import_formatted
 from annotation.models import Annotation
-from projects.format_import import items_import_formatted
+from projects.imports.formats import items_import_formatted
 from projects.models import Item, Project
 
 DATA = Path(__file__).parent / "data"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from projects.importing import ImportRejected
+from projects.imports.items import ImportRejected
 from projects.models import Project
 from tests.factories import ProjectFactory
 from tests.formats.helpers import import_items, import_labels, snapshot, stored_items, stored_labels

@@ -6,9 +6,9 @@ import pytest
 from datasets import Dataset
 from django.contrib.auth import get_user_model
 
-from annotation.label_formats import labels_import_formatted
-from projects.format_import import items_import_formatted
-from projects.importing import ImportRejected
+from annotation.imports.formats import labels_import_formatted
+from projects.imports.formats import items_import_formatted
+from projects.imports.items import ImportRejected
 from projects.models import TIE, Item, Project
 from tests.factories import ProjectFactory
 from tests.formats.helpers import DATA, import_items, import_labels, snapshot, stored_labels

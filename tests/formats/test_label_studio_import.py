@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from projects.importing import ImportRejected
+from projects.imports.items import ImportRejected
 from projects.models import TIE, Project
 from tests.factories import ProjectFactory
 from tests.formats.helpers import import_items, import_labels, snapshot, stored_items, stored_labels
@@ -120,7 +120,7 @@ def test_choices_results_name_a_side_or_a_tie(tmp_path):
     project = ProjectFactory(mode=Project.Mode.BINARY)
     import_items(project, "label-studio", "label_studio_pairwise.json")
 
-    from annotation.label_formats import labels_import_formatted
+    from annotation.imports.formats import labels_import_formatted
 
     with path.open("rb") as handle:
         labels_import_formatted(project=project, fmt="label-studio", handle=handle)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from projects.formats import potato
-from projects.importing import ImportRejected
+from projects.imports.items import ImportRejected
 from projects.models import TIE, Project
 from tests.factories import ProjectFactory
 from tests.formats.helpers import import_items, import_labels, snapshot, stored_items, stored_labels

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from projects import blind
-from projects.importing import items_import
+from projects.imports.items import items_import
 from projects.models import Item, Project
 from projects.services import project_create, project_update
 

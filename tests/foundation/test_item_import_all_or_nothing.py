@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from projects.importing import ImportRejected, items_import
+from projects.imports.items import ImportRejected, items_import
 from projects.models import TIE, Item, Response, Suggestion, SuggestionValue
 from projects.services import project_create
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from projects.importing import ImportRejected, items_import
+from projects.imports.items import ImportRejected, items_import
 from projects.models import Item, Response
 from tests.factories import ProjectFactory
 

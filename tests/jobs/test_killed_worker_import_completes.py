@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from projects.import_tasks import import_job_start
+from projects.imports.tasks import import_job_start
 from projects.models import Item, Job, Response
 from tests.aggregation.conftest import celery_configured
 from tests.factories import ProjectFactory

@@ -6,7 +6,7 @@ import json
 
 from django.urls import reverse
 
-from aggregation.export_tasks import export_job_run
+from aggregation.exports.tasks import export_job_run
 from projects.models import Job
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from aggregation.export_tasks import export_job_run
+from aggregation.exports.tasks import export_job_run
 from annotation.models import Assignment, ItemNote
 from projects.models import Job, Membership, Project, Response
 from suggestions.figures import suggestion_figures_recompute

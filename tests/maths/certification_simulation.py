@@ -9,10 +9,10 @@ items. The true figures are finite-population values over the N items: the model
 of its 0/1 correctness over the items with gold), and its agreement with blind labels (the mean of a_i, the
 per-item share's expectation; for the majority form, the chance that the item's labels' majority agrees).
 
-Calibration and certification items are drawn by :func:`aggregation.sampling.stratified_draw` (confidence bins,
+Calibration and certification items are drawn by :func:`aggregation.maths.sampling.stratified_draw` (confidence bins,
 equal allocation, so the weights vary 1/π across bins); each gets 1-4 blind labels. Verification answers are added
 on some of the same items, given with the model's answer on screen (kept 97 % of the time when it is right, 60 %
-when it is wrong): :func:`aggregation.certification.evidence_mask` must drop them, and a bug that let them in
+when it is wrong): :func:`aggregation.maths.certification.evidence_mask` must drop them, and a bug that let them in
 would push every estimate up. Audit runs are separate (:func:`audit_run`): the model labels a stream of items after
 handoff, a Poisson sample of them is labelled blind, and the model's accuracy drops a third of the way through (or
 never, or sits exactly at the threshold all along: the worst case for false suspensions).
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from aggregation import accuracy, certification, sampling
+from aggregation.maths import accuracy, certification, sampling
 
 
 @dataclass(frozen=True)

@@ -199,7 +199,7 @@ NAMES = (
 
 def reported_intervals(sim: Simulation) -> dict[str, list[tuple[float, float] | None]]:
     """Each project's intervals as the project figures compute them, None where a figure is withheld."""
-    from aggregation import agreement, comparisons
+    from aggregation.maths import agreement, comparisons
 
     def shown_figure(estimate: agreement.Estimate) -> tuple[float, float] | None:
         reported = comparisons.figure(estimate)

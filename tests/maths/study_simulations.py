@@ -12,7 +12,7 @@ rate (nominally ≤ 5 %, the Wilson interval's miss rate); at larger biases it i
 IFS judgment whose signed preference is θ + N(0, σ_i²) with σ larger on close items, and whose hesitation π grows
 as |θ| shrinks (people hesitate on close calls). The aggregate is the mean signed preference s̄ (the weighted mean
 with equal weights, projected as in DESIGN's common scale). *Uniform* gives every item the same k labels. *Adaptive*
-gives every item k − 1, then spends the same remaining budget in rounds with :func:`aggregation.adaptive.allocate`
+gives every item k − 1, then spends the same remaining budget in rounds with :func:`aggregation.maths.adaptive.allocate`
 (one extra label per uncertain item per round, per-item cap). Error against truth: the share of items whose
 aggregated preference has the wrong sign (items with θ = 0 excluded) and the mean |s̄ − θ|.
 """
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aggregation.adaptive import allocate
-from aggregation.position_bias import first_preferred, position_bias
+from aggregation.maths.adaptive import allocate
+from aggregation.maths.position_bias import first_preferred, position_bias
 
 TIE_BAND = 0.05
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aggregation.adaptive import DISPUTED, HESITANT, TIE, allocate, changes, classify
+from aggregation.maths.adaptive import DISPUTED, HESITANT, TIE, allocate, changes, classify
 from tests.maths.study_simulations import Overlap, overlap_runs
 
 

@@ -15,7 +15,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from aggregation import agreement
+from aggregation.maths import agreement
 
 # tests/maths/<this file> → parents[2] is the repository, parents[3] the folder beside it holding shared data.
 DATA = Path(__file__).resolve().parents[3] / "shared/data/summarize_from_feedback/batch13.json"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aggregation import comparisons
+from aggregation.maths import comparisons
 
 
 def test_withheld_with_fewer_than_five_on_a_side() -> None:

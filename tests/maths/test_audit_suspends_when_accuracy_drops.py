@@ -1,4 +1,5 @@
-"""Audit after handoff, a sequential test by betting (aggregation.certification): when the model's accuracy drops a
+"""Audit after handoff, a sequential test by betting (aggregation.maths.certification): when the model's accuracy drops
+a
 third of the way through the stream of items it labels, the handoff is suspended soon after; when it does not drop,
 or when the model's agreement sits exactly at the threshold all along (the edge of "no drop below the threshold"),
 at most 5 % of audits are suspended over their whole length, however many times they are looked at

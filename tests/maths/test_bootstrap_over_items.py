@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aggregation import agreement
+from aggregation.maths import agreement
 
 
 def test_generic_bootstrap_of_a_mean_is_close_to_the_normal_interval() -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aggregation import accuracy, certification
+from aggregation.maths import accuracy, certification
 
 
 def _estimate(value: float, ci: tuple[float, float], items: int = 100) -> accuracy.DesignEstimate:

@@ -8,7 +8,7 @@ must cover between 93.5 % and 96.5 % (Monte-Carlo standard error 0.7 % at 1,000 
 mean error must be within 4 Monte-Carlo standard errors of zero.
 
 Per confidence bin (50 items drawn from about 1,000-2,000) the items are drawn without replacement from a finite
-bin: the variance carries the finite population correction of a two-stage design (aggregation.accuracy), and those
+bin: the variance carries the finite population correction of a two-stage design (aggregation.maths.accuracy), and those
 intervals are held to the same 93.5-96.5 %.
 """
 

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aggregation import weights
+from aggregation.maths import weights
 
 
 def consensus_by_loop(

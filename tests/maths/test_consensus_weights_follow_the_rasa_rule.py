@@ -10,7 +10,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from aggregation import weights
+from aggregation.maths import weights
 
 
 @pytest.mark.parametrize("p", [0.025, 0.05, 0.5, 0.9])

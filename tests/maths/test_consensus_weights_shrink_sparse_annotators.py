@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aggregation import agreement, weights
+from aggregation.maths import agreement, weights
 
 # tests/maths/<this file> → parents[2] is the repository, parents[3] the folder beside it holding shared data.
 DATA = Path(__file__).resolve().parents[3] / "shared/data/summarize_from_feedback/batch13.json"

@@ -1,4 +1,4 @@
-"""Self-consistency per method (aggregation.method_comparison.consistency_figures): the per-method figure is
+"""Self-consistency per method (aggregation.maths.method_comparison.consistency_figures): the per-method figure is
 1 − the mean of that method's distances with skipped repeats (NaN) left out, and the paired difference between
 methods cancels whatever belongs to the person: adding a per-person offset to every distance of that person
 leaves it unchanged."""
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aggregation.method_comparison import consistency_figures
-from aggregation.self_consistency import signed_distance, sk_distance
+from aggregation.maths.method_comparison import consistency_figures
+from aggregation.maths.self_consistency import signed_distance, sk_distance
 
 METHODS = ["binary", "ifs"]
 

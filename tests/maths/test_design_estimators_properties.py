@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aggregation import accuracy
+from aggregation.maths import accuracy
 
 
 def test_hajek_and_horvitz_thompson_by_hand() -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aggregation import comparisons
-from aggregation.agreement import Estimate
+from aggregation.maths import comparisons
+from aggregation.maths.agreement import Estimate
 
 
 def test_too_few_blind_comparisons() -> None:

@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from aggregation import ifs
+from aggregation.maths import ifs
 
 
 def sk_distance(a: tuple[float, float], b: tuple[float, float]) -> float:

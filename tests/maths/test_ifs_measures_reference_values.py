@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from aggregation import ifs
+from aggregation.maths import ifs
 
 
 def test_score_accuracy_hesitation() -> None:

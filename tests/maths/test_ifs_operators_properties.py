@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from aggregation import ifs
+from aggregation.maths import ifs
 
 OPERATORS = ifs.OPERATORS
 # IFWA clips its inputs to [eps, 1 − eps], so its guarantees hold up to eps at the edges of the domain.

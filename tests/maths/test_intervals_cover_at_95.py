@@ -49,7 +49,7 @@ def test_small_projects_stay_close_to_95_percent(tables, figure: str) -> None:
 
 def test_the_simulated_truths_are_what_the_estimates_converge_to() -> None:
     """The closed-form truths are right: on large projects the estimates average to them."""
-    from aggregation import agreement, comparisons
+    from aggregation.maths import agreement, comparisons
 
     scenario = dataclasses.replace(SCENARIOS["near_threshold"], n_projects=40, items=(400, 400))
     sim = simulate(scenario)

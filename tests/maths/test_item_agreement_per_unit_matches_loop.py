@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from aggregation import agreement
+from aggregation.maths import agreement
 
 
 def per_item_by_loop(labels: np.ndarray, mask: np.ndarray) -> list[float]:

@@ -6,7 +6,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from aggregation import agreement
+from aggregation.maths import agreement
 
 NAN = np.nan
 # Krippendorff's own worked example (3 coders × 15 units, with missing values), also used on Wikipedia and in the

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from aggregation import weights
+from aggregation.maths import weights
 
 
 def sk(a: tuple[float, float], b: tuple[float, float]) -> float:

@@ -12,10 +12,11 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 def test_importing_the_maths_pulls_in_no_django() -> None:
     code = (
         "import sys\n"
-        "import aggregation.ifs, aggregation.agreement, aggregation.intervals, aggregation.weights\n"
-        "import aggregation.comparisons, aggregation.sampling, aggregation.accuracy, aggregation.certification\n"
-        "import aggregation.position_bias, aggregation.adaptive, aggregation.self_consistency\n"
-        "import aggregation.method_comparison, annotation.crossover_design\n"
+        "import aggregation.maths.ifs, aggregation.maths.agreement, aggregation.maths.intervals\n"
+        "import aggregation.maths.weights, aggregation.maths.comparisons, aggregation.maths.sampling\n"
+        "import aggregation.maths.accuracy, aggregation.maths.certification\n"
+        "import aggregation.maths.position_bias, aggregation.maths.adaptive, aggregation.maths.self_consistency\n"
+        "import aggregation.maths.method_comparison, annotation.studies.design\n"
         "loaded = sorted(name for name in sys.modules if name == 'django' or name.startswith('django.'))\n"
         "print(','.join(loaded))\n"
     )

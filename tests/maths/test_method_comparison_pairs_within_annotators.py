@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aggregation.method_comparison import Labels, mean_interval, method_figures, paired_differences
+from aggregation.maths.method_comparison import Labels, mean_interval, method_figures, paired_differences
 
 
 def _labels(rng: np.random.Generator, people: int, per_block: int, offsets: np.ndarray) -> Labels:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from aggregation.agreement import krippendorff_alpha_nominal, pairwise_agreement, pairwise_agreement_per_unit
+from aggregation.maths.agreement import krippendorff_alpha_nominal, pairwise_agreement, pairwise_agreement_per_unit
 
 
 @settings(max_examples=40, deadline=None)

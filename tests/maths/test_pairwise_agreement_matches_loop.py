@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from aggregation import agreement
+from aggregation.maths import agreement
 
 
 def agreement_by_loop(labels: np.ndarray, mask: np.ndarray, with_ties: bool, tie: float) -> tuple[float, int]:

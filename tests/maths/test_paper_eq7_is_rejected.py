@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aggregation import ifs
+from aggregation.maths import ifs
 
 
 def paper_eq7(mu: np.ndarray, nu: np.ndarray, w: np.ndarray) -> tuple[float, float]:

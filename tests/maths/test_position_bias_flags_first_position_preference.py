@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aggregation.position_bias import MINIMUM_JUDGMENTS, first_preferred, position_bias
+from aggregation.maths.position_bias import MINIMUM_JUDGMENTS, first_preferred, position_bias
 from tests.maths.study_simulations import flag_rates
 
 RUNS = 200

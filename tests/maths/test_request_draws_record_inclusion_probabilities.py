@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aggregation import sampling
+from aggregation.maths import sampling
 
 
 def test_draws_are_reproducible_from_the_seed_and_differ_by_salt_and_seed() -> None:

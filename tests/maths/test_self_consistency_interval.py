@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from aggregation.intervals import t_quantile
-from aggregation.self_consistency import consistency_with_interval
+from aggregation.maths.intervals import t_quantile
+from aggregation.maths.self_consistency import consistency_with_interval
 
 
 def test_known_values():

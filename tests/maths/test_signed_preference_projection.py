@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aggregation import agreement, ifs
+from aggregation.maths import agreement, ifs
 
 
 def test_binary() -> None:

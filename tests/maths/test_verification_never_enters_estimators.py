@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aggregation import accuracy, certification
+from aggregation.maths import accuracy, certification
 from tests.maths.certification_simulation import Scenario, project_run, verification_only_certifies_nothing
 
 

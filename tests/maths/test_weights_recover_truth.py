@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aggregation import ifs, weights
+from aggregation.maths import ifs, weights
 
 CAREFUL, BIASED, SPAMMERS = [0, 1, 2], [3, 4], [5, 6, 7]
 

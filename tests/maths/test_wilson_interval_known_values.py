@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aggregation import comparisons
+from aggregation.maths import comparisons
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.crossover_services import method_study_create
+from annotation.studies.services import method_study_create
 from projects.models import Membership
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
 

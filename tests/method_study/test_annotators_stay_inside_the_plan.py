@@ -12,9 +12,9 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 
 from annotation import services
-from annotation.label_import import labels_import
+from annotation.imports.labels import labels_import
 from annotation.models import Annotation, StudyCell
-from projects.import_rows import ImportRejected
+from projects.imports.rows import ImportRejected
 from projects.models import Membership
 from projects.services import check_project_settings
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory

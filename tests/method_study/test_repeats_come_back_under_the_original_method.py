@@ -10,9 +10,9 @@ import re
 import pytest
 from django.test import Client
 
-from annotation.crossover_services import method_study_create
 from annotation.models import Annotation, Repeat, RepeatValue, StudyCell
-from annotation.queue_order import repeat_drawn
+from annotation.queue.order import repeat_drawn
+from annotation.studies.services import method_study_create
 from projects.models import Membership, Project
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
 from tests.study.test_repeats_come_back_unannounced import TELLS

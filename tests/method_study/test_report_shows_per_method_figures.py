@@ -11,7 +11,7 @@ from statistics import mean
 import pytest
 from django.test import Client
 
-from aggregation.method_study_report import PLOTS
+from aggregation.studies.report import PLOTS
 from annotation import services
 from annotation.models import StudyCell
 from projects.models import TIE

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Annotation, JudgmentValue, Repeat, RepeatValue
-from annotation.queue_order import repeat_drawn
+from annotation.queue.order import repeat_drawn
 from projects.models import Item, Project
 from tests.annotation.conftest import ifs_form, item_url, next_url
 

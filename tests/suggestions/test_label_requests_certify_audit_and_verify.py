@@ -224,8 +224,8 @@ def test_the_length_baseline_states_a_confidence_for_calibration() -> None:
 def test_a_handoff_on_certification_needs_it_and_the_card_counts_certified_items() -> None:
     from django.core.exceptions import ValidationError
 
-    from aggregation.export import ExportOptions
-    from aggregation.export_card import export_card_facts
+    from aggregation.exports.card import export_card_facts
+    from aggregation.exports.stream import ExportOptions
 
     project, _ = _project(n_items=40, overlap=3, handoff_agreement_threshold=0.7)
     with pytest.raises(ValidationError, match="Not certified"):

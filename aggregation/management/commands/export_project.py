@@ -8,9 +8,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from aggregation.export import export_count, export_lines
-from aggregation.export_card import export_card
-from aggregation.export_options import FORMATS, PAIRS, TIES, ExportOptions, check_export_options
+from aggregation.exports.card import export_card
+from aggregation.exports.options import FORMATS, PAIRS, TIES, ExportOptions, check_export_options
+from aggregation.exports.stream import export_count, export_lines
 from aggregation.models import Provenance
 from projects.management.commands.import_items import project_from_argument
 

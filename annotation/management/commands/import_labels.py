@@ -6,17 +6,17 @@ from typing import Any, NoReturn
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from annotation.label_formats import labels_import_formatted
-from annotation.label_import import LabelImportResult, labels_import
+from annotation.imports.formats import labels_import_formatted
+from annotation.imports.labels import LabelImportResult, labels_import
 from projects.formats import FORMATS, NATIVE
-from projects.importing import ImportRejected
+from projects.imports.items import ImportRejected
 from projects.management.commands.import_items import project_from_argument
 
 
 class Command(BaseCommand):
     help = (
-        "Import existing human labels (binary, Likert or IFS) from JSON Lines; see annotation/label_import.py for the "
-        "row shape. Unknown annotators become members without a login; existing accounts are refused unless "
+        "Import existing human labels (binary, Likert or IFS) from JSON Lines; see annotation/imports/labels.py for "
+        "the row shape. Unknown annotators become members without a login; existing accounts are refused unless "
         "--allow-members / --allow-leads say otherwise. --format reads another tool's file."
     )
 

@@ -6,9 +6,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from projects.format_import import items_import_formatted
 from projects.formats import FORMATS, NATIVE
-from projects.importing import DUPLICATE_POLICIES, TRL_CHOSEN_AS, ImportRejected, ImportResult, items_import
+from projects.imports.formats import items_import_formatted
+from projects.imports.items import DUPLICATE_POLICIES, TRL_CHOSEN_AS, ImportRejected, ImportResult, items_import
 from projects.models import Project
 
 

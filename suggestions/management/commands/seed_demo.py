@@ -11,7 +11,7 @@ from django.db import transaction
 
 from aggregation.services import project_aggregates_recompute
 from annotation.models import LabelRequest
-from projects.importing import items_import
+from projects.imports.items import items_import
 from projects.models import Membership, Project
 from projects.services import membership_set, project_create
 from suggestions.requests import label_requests_draw
@@ -33,7 +33,7 @@ USERS = (
     ("lead", Membership.Role.LEAD),
     ("annotator1", Membership.Role.ANNOTATOR),
     ("annotator2", Membership.Role.ANNOTATOR),
-    # A third person makes a three-method crossover study possible on the demo (annotation.crossover_design).
+    # A third person makes a three-method crossover study possible on the demo (annotation.studies.design).
     ("annotator3", Membership.Role.ANNOTATOR),
 )
 

@@ -1,0 +1,3 @@
+"""Import of existing human labels, so a lab can bring its old data and measure it: ``labels`` checks and writes
+Penumbra's JSON Lines, ``formats`` first converts other tools' files (through ``projects.formats``), and ``tasks``
+runs either as a background Job (the item import's plumbing, ``projects.imports.tasks``)."""

@@ -1,0 +1,476 @@
+"""Import of existing human labels from JSON Lines, so a lab can bring its old data and measure it.
+
+One row a line, naming the item by its external id and the annotator by name::
+
+    {"item": "post-17", "annotator": "alice", "mode": "binary", "choice": 1}
+    {"item": "post-17", "annotator": "bob", "mode": "binary", "choice": "tie"}
+    {"item": "post-18", "annotator": "alice", "mode": "likert", "likert": 2}
+    {"item": "post-19", "annotator": "carol", "mode": "ifs",
+     "values": [{"position": 0, "criterion": "overall", "mu": 0.7, "nu": 0.1},
+                {"position": 1, "criterion": "overall", "mu": 0.2, "nu": 0.6}]}
+
+- ``mode`` must be the project's mode (a project compares methods across projects, not inside one).
+- ``choice`` (binary): a stored response position, or ``"tie"`` / -1. ``likert``: 1..k, 1 = position 0 strongly
+  preferred. ``values`` (IFS): every response position × criterion once; ``criterion`` may be left out when the
+  project has one criterion. μ and ν are numbers in [0, 1] that are k/1000 for a whole k (the per-mille rule of the
+  page, the API and the database), with μ + ν ≤ 1.
+- Optional: ``time_spent_ms`` (whole number ≥ 0), ``timestamp`` (ISO 8601, kept as the label's creation time),
+  ``response_order`` (the positions in the order the annotator saw them; default stored order) and
+  ``suggestion_shown`` (default false). Old data rarely records whether an LLM suggestion was on screen, so an
+  imported label counts as *blind* unless its row says ``"suggestion_shown": true``: import such data into a project
+  without suggestions, or mark the rows, before reading blind figures.
+- Unknown annotators become members without a login. A name that is an existing account outside the project is
+  refused, and so are a lead and an annotator with a login unless the import allows them. Several rows for one
+  annotator × item in the file are revisions, in file order: the last one stands as the annotation and every one is
+  kept as an AnnotationRevision (public preference data has such repeats; people revise). A label for an
+  annotator × item that already exists in the project before the import is an error: importing the same file twice
+  must not double its revisions.
+
+Every bad row is reported by line with its reason; the file is imported whole or not at all unless ``skip_invalid``.
+Rows are written in pages (bulk inserts) inside one transaction, so memory follows the page size, not the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import islice
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from annotation.models import Annotation, AnnotationRevision, JudgmentValue
+from config import events
+from config.bulk import insert_rows
+from config.input_limits import DEPTH_MESSAGE, json_value_problem
+from projects.imports.items import ImportRejected, RowError, RowInvalid, to_permille
+from projects.models import PERMILLE, TIE, Item, Project, Response
+from projects.services import label_annotators_resolve, project_mark_labelling_started
+
+PAGE_SIZE = 1000
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+REVISION_REASON = "import"
+SOURCE = "import"
+
+
+@dataclass
+class LabelImportResult:
+    created: int = 0  # annotations created
+    revisions: int = 0  # later rows for an annotator × item already labelled in this file, kept as revisions
+    skipped: int = 0
+    errors: list[RowError] = field(default_factory=list)
+
+
+@dataclass
+class _Label:
+    line: int
+    item_external_id: str
+    annotator: str
+    mode: str
+    choice: int | None = None
+    likert: int | None = None
+    # (position, criterion name) → (μ, ν) per-mille
+    values: dict[tuple[int, str], tuple[int, int]] = field(default_factory=dict)
+    time_spent_ms: int = 0
+    timestamp: datetime | None = None
+    response_order: list[int] | None = None
+    suggestion_shown: bool = False
+
+
+def _permille(raw: Any, what: str) -> int:
+    try:
+        return to_permille(raw, what)
+    except RowInvalid as exc:
+        raise ValueError(str(exc)) from None
+
+
+#: The largest value an integer column holds (time per label in ms: 24 days).
+INT_MAX = 2**31 - 1
+
+
+def _whole(raw: Any, name: str, minimum: int, maximum: int = INT_MAX) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or not minimum <= raw <= maximum:
+        raise ValueError(f"{name} must be a whole number from {minimum} to {maximum}")
+    return raw
+
+
+def _parse(line_number: int, text: str, project: Project, criterion_names: list[str]) -> _Label:
+    """A label with its shape checked; raises ValueError with the reason. Item-dependent checks come later."""
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ValueError(DEPTH_MESSAGE) from None
+    if (problem := json_value_problem(row)) is not None:
+        raise ValueError(problem)
+    if not isinstance(row, dict):
+        raise ValueError("expected a JSON object")
+    item = row.get("item")
+    if not isinstance(item, str | int) or isinstance(item, bool) or not str(item).strip():
+        raise ValueError('"item" (the item\'s external id) is missing')
+    annotator = row.get("annotator")
+    if not isinstance(annotator, str) or not annotator.strip():
+        raise ValueError('"annotator" (a name) is missing')
+    if len(annotator.strip()) > 150:
+        raise ValueError('"annotator" is longer than 150 characters')
+    if project.mode == Project.Mode.CROSSOVER:
+        raise ValueError("a crossover method study takes no imported labels: every label follows its plan")
+    mode = row.get("mode")
+    if mode != project.mode:
+        raise ValueError(f'"mode" must be "{project.mode}", the project\'s mode (got {json.dumps(mode)})')
+    label = _Label(line=line_number, item_external_id=str(item).strip(), annotator=annotator.strip(), mode=mode)
+
+    if mode == Project.Mode.BINARY:
+        choice = row.get("choice")
+        if choice == "tie":
+            label.choice = TIE
+        else:
+            label.choice = _whole(choice, '"choice" (a response position or "tie")', TIE)
+    elif mode == Project.Mode.LIKERT:
+        likert = _whole(row.get("likert"), '"likert"', 1)
+        if likert > project.likert_points:
+            raise ValueError(f'"likert" must be from 1 to {project.likert_points}')
+        label.likert = likert
+    else:
+        values = row.get("values")
+        if not isinstance(values, list) or not values:
+            raise ValueError('"values" must be a list of {"position", "criterion", "mu", "nu"}')
+        for entry in values:
+            if not isinstance(entry, dict):
+                raise ValueError('each of "values" must be an object {"position", "criterion", "mu", "nu"}')
+            position = _whole(entry.get("position"), '"position"', 0)
+            criterion = entry.get("criterion")
+            if criterion is None and len(criterion_names) == 1:
+                criterion = criterion_names[0]
+            if criterion not in criterion_names:
+                raise ValueError(f"unknown criterion {json.dumps(criterion)} (expected {', '.join(criterion_names)})")
+            mu = _permille(entry.get("mu"), f"mu of position {position}, {criterion}")
+            nu = _permille(entry.get("nu"), f"nu of position {position}, {criterion}")
+            if mu + nu > PERMILLE:
+                raise ValueError(f"mu + nu of position {position}, {criterion} is above 1")
+            if (position, criterion) in label.values:
+                raise ValueError(f"position {position}, {criterion} is given twice")
+            label.values[(position, criterion)] = (mu, nu)
+
+    if "time_spent_ms" in row and row["time_spent_ms"] is not None:
+        label.time_spent_ms = _whole(row["time_spent_ms"], '"time_spent_ms"', 0)
+    if row.get("timestamp") is not None:
+        stamp = parse_datetime(str(row["timestamp"]))
+        if stamp is None:
+            raise ValueError('"timestamp" must be an ISO 8601 date and time')
+        label.timestamp = stamp if timezone.is_aware(stamp) else timezone.make_aware(stamp, UTC)
+    if row.get("response_order") is not None:
+        order = row["response_order"]
+        if not isinstance(order, list) or any(isinstance(p, bool) or not isinstance(p, int) for p in order):
+            raise ValueError('"response_order" must be a list of response positions')
+        label.response_order = order
+    shown = row.get("suggestion_shown", False)
+    if not isinstance(shown, bool):
+        raise ValueError('"suggestion_shown" must be true or false')
+    label.suggestion_shown = shown
+    return label
+
+
+def _check_against_item(label: _Label, positions: list[int], criterion_names: list[str]) -> None:
+    if label.choice is not None and label.choice != TIE and label.choice not in positions:
+        raise ValueError(f'"choice" {label.choice} is not a response position of this item ({positions})')
+    if label.likert is not None and len(positions) != 2:
+        raise ValueError("a side-by-side scale needs an item with exactly two responses")
+    if label.values:
+        wanted = {(p, c) for p in positions for c in criterion_names}
+        given = set(label.values)
+        if given - wanted:
+            extra = sorted(p for p, _ in given - wanted)
+            raise ValueError(f"position(s) {extra} are not responses of this item ({positions})")
+        if wanted - given:
+            missing = ", ".join(f"position {p} {c}" for p, c in sorted(wanted - given))
+            raise ValueError(f"values missing for {missing}")
+    if label.response_order is not None and sorted(label.response_order) != positions:
+        raise ValueError(f'"response_order" must list each response position once ({positions})')
+
+
+def _payload(label: _Label, response_order: list[int]) -> dict[str, Any]:
+    """The same shape annotation_save writes, plus the label's own timestamp."""
+    return {
+        "mode": label.mode,
+        "values": [
+            {"response": p, "criterion": c, "mu": mu, "nu": nu} for (p, c), (mu, nu) in sorted(label.values.items())
+        ],
+        "binary_choice": label.choice,
+        "likert_value": label.likert,
+        "response_order": response_order,
+        "accepted": False,
+        "source": SOURCE,
+        "suggestion_shown": label.suggestion_shown,
+        "timestamp": label.timestamp.isoformat() if label.timestamp else None,
+    }
+
+
+def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    for number, text in enumerate(lines, start=1):
+        if text.strip():
+            yield number, text
+
+
+@transaction.atomic
+def labels_import(
+    *,
+    project: Project,
+    lines: Iterable[str],
+    skip_invalid: bool = False,
+    progress: Callable[[int], None] | None = None,
+    allow_members: bool = False,
+    allow_leads: bool = False,
+) -> LabelImportResult:
+    """Import labels; raise ImportRejected (nothing written) on any bad row unless ``skip_invalid``.
+
+    Whose account a row may name: ``projects.services.label_annotators_resolve`` (new names become login-less
+    annotators; existing members with a login and leads only with ``allow_members`` / ``allow_leads``).
+
+    ``progress`` is called with the number of lines read so far after each page.
+    """
+    criteria = {c.name: c.pk for c in project.criteria.all()}
+    criterion_names = list(criteria)
+    result = LabelImportResult()
+    annotators: dict[str, AbstractBaseUser] = {}
+    # (item, annotator) → annotation id, for labels written by this import (revised by later rows).
+    written: dict[tuple[int, int], int] = {}
+    refused: dict[str, str] = {}
+    seen: set[tuple[int, int]] = set()
+    touched_items: set[int] = set()
+    numbered = _numbered(lines)
+    lines_read = 0
+    while page := list(islice(numbered, PAGE_SIZE)):
+        lines_read = page[-1][0]
+        labels: list[_Label] = []
+        for number, text in page:
+            try:
+                labels.append(_parse(number, text, project, criterion_names))
+            except ValueError as exc:
+                result.errors.append(RowError(number, str(exc)))
+        items = dict(
+            Item.objects.filter(project=project, external_id__in={lb.item_external_id for lb in labels}).values_list(
+                "external_id", "id"
+            )
+        )
+        responses: dict[int, dict[int, int]] = {}
+        for item_id, position, response_id in Response.objects.filter(item_id__in=items.values()).values_list(
+            "item_id", "position", "id"
+        ):
+            responses.setdefault(item_id, {})[position] = response_id
+        resolved, refused_now = label_annotators_resolve(
+            project=project,
+            usernames={lb.annotator for lb in labels} - set(annotators) - set(refused),
+            allow_members=allow_members,
+            allow_leads=allow_leads,
+        )
+        annotators.update(resolved)
+        refused.update(refused_now)
+        for label in [lb for lb in labels if lb.annotator in refused]:
+            result.errors.append(RowError(label.line, refused[label.annotator]))
+        labels = [lb for lb in labels if lb.annotator not in refused]
+        existing = set(
+            Annotation.objects.filter(
+                item_id__in=items.values(), annotator_id__in={annotators[lb.annotator].pk for lb in labels}
+            ).values_list("item_id", "annotator_id")
+        )
+        accepted: list[tuple[_Label, int, int]] = []
+        for label in labels:
+            found = items.get(label.item_external_id)
+            if found is None:
+                result.errors.append(RowError(label.line, f"no item with id {json.dumps(label.item_external_id)}"))
+                continue
+            item_id = found
+            annotator_id = annotators[label.annotator].pk
+            key = (item_id, annotator_id)
+            if key in existing and key not in written:
+                result.errors.append(
+                    RowError(label.line, f"{label.annotator} already labelled this item (imports never overwrite)")
+                )
+                continue
+            try:
+                _check_against_item(label, sorted(responses.get(item_id, {})), criterion_names)
+            except ValueError as exc:
+                result.errors.append(RowError(label.line, str(exc)))
+                continue
+            if key in seen:
+                result.revisions += 1
+            seen.add(key)
+            accepted.append((label, item_id, annotator_id))
+        if result.errors and not skip_invalid:
+            # Keep reading to name every bad row, but write nothing more: the transaction is rolled back anyway.
+            if progress is not None:
+                progress(lines_read)
+            continue
+        result.created += _write(project, accepted, criteria, responses, written)
+        touched_items.update(item_id for _, item_id, _ in accepted)
+        if progress is not None:
+            progress(lines_read)
+    result.skipped = len(result.errors)
+    if result.errors and not skip_invalid:
+        raise ImportRejected(sorted(result.errors, key=lambda e: e.line))
+    if result.created:
+        _recount(sorted(touched_items))
+        project_mark_labelling_started(project_id=project.pk)
+        events.labels_changed(project_id=project.pk, item_ids=touched_items)
+    return result
+
+
+def _write(
+    project: Project,
+    accepted: list[tuple[_Label, int, int]],
+    criteria: dict[str, int],
+    responses: dict[int, dict[int, int]],
+    written: dict[tuple[int, int], int],
+) -> int:
+    """Write a page of labels in file order; returns how many annotations were created.
+
+    Labels of one annotator × item are revisions: the last one becomes (or updates) the annotation, each one is
+    an AnnotationRevision. ``written`` maps the annotator × items written by earlier pages to their annotation.
+    """
+    groups: dict[tuple[int, int], list[_Label]] = {}
+    for label, item_id, annotator_id in accepted:
+        groups.setdefault((item_id, annotator_id), []).append(label)
+    if not groups:
+        return 0
+    fresh = [key for key in groups if key not in written]
+    again = [key for key in groups if key in written]
+    created = Annotation.objects.bulk_create(
+        [_annotation(project, key, groups[key], responses) for key in fresh], batch_size=PAGE_SIZE
+    )
+    now = timezone.now()
+    earlier = Annotation.objects.in_bulk([written[key] for key in again])
+    # Per annotator × item: revisions already stored, and whether one of them was saved with a suggestion shown.
+    before: dict[tuple[int, int], tuple[int, bool]] = {key: (0, False) for key in fresh}
+    for key in again:
+        annotation = earlier[written[key]]
+        before[key] = (annotation.revision_count, annotation.suggestion_shown)
+        _revise(annotation, groups[key], responses[key[0]])
+        annotation.updated_at = now
+    Annotation.objects.bulk_update(list(earlier.values()), [*_REVISED_FIELDS, "updated_at"], batch_size=PAGE_SIZE)
+    JudgmentValue.objects.filter(annotation_id__in=list(earlier)).delete()
+    annotation_of = {key: annotation for key, annotation in zip(fresh, created, strict=True)}
+    annotation_of.update({key: earlier[written[key]] for key in again})
+    written.update({key: annotation.pk for key, annotation in annotation_of.items()})
+
+    insert_rows(
+        JudgmentValue,
+        ["annotation_id", "response_id", "criterion_id", "mu", "nu"],
+        [
+            (annotation_of[key].pk, responses[key[0]][position], criteria[criterion], mu, nu)
+            for key, labels in groups.items()
+            for (position, criterion), (mu, nu) in labels[-1].values.items()
+        ],
+    )
+    insert_rows(
+        AnnotationRevision,
+        [
+            "annotation_id",
+            "number",
+            "payload",
+            "suggestion_shown",
+            "accepted_suggestion",
+            "time_spent_ms",
+            "reason",
+            "created_at",
+        ],
+        _revision_rows(groups, annotation_of, before, responses, now),
+    )
+    # bulk_create stamps "now"; the label's own time is when it was first made. updated_at stays "now" so the
+    # aggregates' staleness check (annotation newer than aggregate) sees the import.
+    dated = []
+    for key, annotation in zip(fresh, created, strict=True):
+        stamp = groups[key][0].timestamp
+        if stamp is not None:
+            annotation.created_at = stamp
+            dated.append(annotation)
+    if dated:
+        Annotation.objects.bulk_update(dated, ["created_at"], batch_size=PAGE_SIZE)
+    return len(created)
+
+
+_REVISED_FIELDS = (
+    "response_order",
+    "binary_choice",
+    "likert_value",
+    "suggestion_shown",
+    "time_spent_ms",
+    "revision_count",
+)
+
+
+def _order(label: _Label, positions: dict[int, int]) -> list[int]:
+    return label.response_order or sorted(positions)
+
+
+def _annotation(
+    project: Project, key: tuple[int, int], labels: list[_Label], responses: dict[int, dict[int, int]]
+) -> Annotation:
+    item_id, annotator_id = key
+    annotation = Annotation(
+        project=project,
+        item_id=item_id,
+        annotator_id=annotator_id,
+        mode=project.mode,
+        suggestion_shown=False,
+        time_spent_ms=0,
+        revision_count=0,
+        source=SOURCE,
+    )
+    _revise(annotation, labels, responses[item_id])
+    return annotation
+
+
+def _revise(annotation: Annotation, labels: list[_Label], positions: dict[int, int]) -> None:
+    """Apply ``labels`` (file order) to ``annotation`` as annotation_save would: the last one's judgment stands,
+    time adds up, and once a suggestion was shown the annotation is never blind again."""
+    last = labels[-1]
+    annotation.response_order = _order(last, positions)
+    annotation.binary_choice = last.choice
+    annotation.likert_value = last.likert
+    annotation.suggestion_shown = annotation.suggestion_shown or any(lb.suggestion_shown for lb in labels)
+    annotation.time_spent_ms = min(annotation.time_spent_ms + sum(lb.time_spent_ms for lb in labels), INT_MAX)
+    annotation.revision_count += len(labels)
+
+
+def _revision_rows(
+    groups: dict[tuple[int, int], list[_Label]],
+    annotation_of: dict[tuple[int, int], Annotation],
+    before: dict[tuple[int, int], tuple[int, bool]],
+    responses: dict[int, dict[int, int]],
+    now: datetime,
+) -> Iterator[tuple[Any, ...]]:
+    for key, labels in groups.items():
+        number, shown = before[key]
+        for label in labels:
+            # Blind until the first revision saved with a suggestion on screen, then never again.
+            shown = shown or label.suggestion_shown
+            number += 1
+            yield (
+                annotation_of[key].pk,
+                number,
+                _ENCODER.encode(_payload(label, _order(label, responses[key[0]]))),
+                shown,
+                False,
+                label.time_spent_ms,
+                REVISION_REASON,
+                now,
+            )
+
+
+def _recount(item_ids: list[int]) -> None:
+    saved = (
+        Annotation.objects.filter(item_id=OuterRef("pk")).order_by().values("item_id").annotate(n=Count("id"))
+    ).values("n")
+    for start in range(0, len(item_ids), PAGE_SIZE):
+        Item.objects.filter(pk__in=item_ids[start : start + PAGE_SIZE]).update(
+            annotation_count=Coalesce(Subquery(saved), 0)
+        )

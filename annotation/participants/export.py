@@ -1,0 +1,41 @@
+"""The per-participant export of a study link as CSV or JSON Lines, streamed a line at a time.
+
+One writer for the lead's download, the API and ``manage.py study_export``, so the three never differ.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+
+from annotation.participants.selectors import EXPORT_FIELDS, participant_export_rows
+from projects.models import StudyLink
+
+FORMATS = ("csv", "jsonl")
+CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/jsonl; charset=utf-8"}
+
+
+def participant_export_lines(*, link: StudyLink, export_format: str) -> Iterator[str]:
+    if export_format not in FORMATS:
+        raise ValueError(f"Expected one of {', '.join(FORMATS)}.")
+    rows = participant_export_rows(link=link)
+    if export_format == "jsonl":
+        for row in rows:
+            yield json.dumps(row, ensure_ascii=False) + "\n"
+        return
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=EXPORT_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: "" if value is None else value for key, value in row.items()})
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    if buffer.tell():
+        yield buffer.getvalue()
+
+
+def participant_export_filename(*, link: StudyLink, export_format: str) -> str:
+    return f"{link.project.slug}-study-{link.pk}-participants.{export_format}"

@@ -1,0 +1,304 @@
+"""Writes for study links: creating links, letting a crowd participant in, serving their queue, ending it.
+
+A participant arrives from a crowd platform (Prolific names the parameters ``PROLIFIC_PID``, ``STUDY_ID`` and
+``SESSION_ID``; other platforms can use ``participant``, ``study`` and ``session``). The first visit makes a Django
+user with an unusable password, an annotator membership and a Participant row; later visits with the same id resume.
+Their items come from the normal queue, with the link's attention checks mixed in after every ``attention_every``
+other items, until the queue is empty or the link's quota is reached (completed) or more than
+``attention_max_failures`` checks went against gold (screened out).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from annotation import judgment
+from annotation.models import Assignment
+from annotation.participants.selectors import attention_items, participant_record
+from annotation.services import assignment_claim_next
+from projects.models import Item, Membership, Participant, Project, Response, StudyLink
+
+ID_MAX_LENGTH = 64
+CODE_MAX_LENGTH = 64
+_ID_CHARSET = re.compile(r"[A-Za-z0-9_-]+")
+_CODE_CHARSET = re.compile(r"[A-Za-z0-9_-]+")
+# Each id is read from the first of its names that is present: the platform's name first, then the generic one.
+ID_PARAMETERS = {
+    "participant": ("PROLIFIC_PID", "participant"),
+    "study": ("STUDY_ID", "study"),
+    "session": ("SESSION_ID", "session"),
+}
+
+
+@dataclass(frozen=True)
+class ParticipantIds:
+    participant: str
+    study: str = ""
+    session: str = ""
+
+
+# --- links ------------------------------------------------------------------------------------------------------
+
+
+def _whole(raw: Any, *, low: int, high: int, field: str, errors: dict[str, str], allow_none: bool) -> int | None:
+    if raw is None or raw == "":
+        if not allow_none:
+            errors[field] = "Expected a whole number."
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | str):
+        errors[field] = "Expected a whole number."
+        return None
+    text = str(raw).strip()
+    if not text.isdigit() or not low <= int(text) <= high:
+        errors[field] = f"Expected a whole number from {low} to {high}."
+        return None
+    return int(text)
+
+
+def _code(raw: Any, *, field: str, errors: dict[str, str]) -> str:
+    code = str(raw or "").strip()
+    if code and (len(code) > CODE_MAX_LENGTH or not _CODE_CHARSET.fullmatch(code)):
+        errors[field] = f"Use up to {CODE_MAX_LENGTH} letters, digits, '-' or '_'."
+    return code
+
+
+@transaction.atomic
+def study_link_create(
+    *,
+    project: Project,
+    created_by: AbstractBaseUser | AnonymousUser | None,
+    name: str,
+    completion_code: str = "",
+    screened_out_code: str = "",
+    max_participants: Any = None,
+    items_per_participant: Any = None,
+    attention_item_ids: Sequence[str] = (),
+    attention_from_metadata: bool = False,
+    attention_every: Any = 5,
+    attention_max_failures: Any = 0,
+) -> StudyLink:
+    """A new active link with an unguessable token; an empty completion code gets a random one."""
+    errors: dict[str, str] = {}
+    name = (name or "").strip()
+    if not name:
+        errors["name"] = "A study link needs a name."
+    elif len(name) > 200:
+        errors["name"] = "Keep the name under 200 characters."
+    completion = _code(completion_code, field="completion_code", errors=errors)
+    screened = _code(screened_out_code, field="screened_out_code", errors=errors)
+    if completion and completion == screened:
+        errors["screened_out_code"] = "The screened-out code must differ from the completion code."
+    limit = _whole(max_participants, low=1, high=1_000_000, field="max_participants", errors=errors, allow_none=True)
+    quota = _whole(
+        items_per_participant, low=1, high=1_000_000, field="items_per_participant", errors=errors, allow_none=True
+    )
+    every = _whole(attention_every, low=1, high=10_000, field="attention_every", errors=errors, allow_none=False)
+    failures = _whole(
+        attention_max_failures, low=0, high=10_000, field="attention_max_failures", errors=errors, allow_none=False
+    )
+    if isinstance(attention_item_ids, str) or not all(isinstance(i, str) for i in attention_item_ids):
+        errors["attention_item_ids"] = "Expected a list of item external ids."
+        wanted: list[str] = []
+    else:
+        wanted = list(dict.fromkeys(i.strip() for i in attention_item_ids if i.strip()))
+    if wanted and "attention_item_ids" not in errors:
+        found = dict(
+            Item.objects.filter(project=project, external_id__in=wanted).values_list("external_id", "gold_position")
+        )
+        missing = [i for i in wanted if i not in found]
+        no_gold = [i for i in wanted if i in found and found[i] is None]
+        if missing:
+            errors["attention_item_ids"] = f"No item with these ids in the project: {', '.join(missing[:10])}."
+        elif no_gold:
+            errors["attention_item_ids"] = (
+                f"Attention checks need gold; these items have none: {', '.join(no_gold[:10])}."
+            )
+    if errors:
+        raise ValidationError(errors)
+    return StudyLink.objects.create(
+        project=project,
+        name=name,
+        token=secrets.token_urlsafe(24),
+        completion_code=completion or secrets.token_hex(4).upper(),
+        screened_out_code=screened,
+        max_participants=limit,
+        items_per_participant=quota,
+        attention_item_ids=wanted,
+        attention_from_metadata=bool(attention_from_metadata),
+        attention_every=every or 5,
+        attention_max_failures=failures or 0,
+        created_by_id=created_by.pk if created_by is not None and created_by.is_authenticated else None,
+    )
+
+
+@transaction.atomic
+def study_link_set_active(*, link: StudyLink, active: bool) -> StudyLink:
+    if not isinstance(active, bool):
+        raise ValidationError({"active": "Expected true or false."})
+    StudyLink.objects.filter(pk=link.pk).update(active=active)
+    link.active = active
+    return link
+
+
+# --- arriving -----------------------------------------------------------------------------------------------------
+
+
+def check_participant_ids(*, params: Mapping[str, Any]) -> ParticipantIds:
+    """The ids from a study URL's query, validated; each problem is named with the parameter it came from."""
+    errors: dict[str, str] = {}
+    found: dict[str, str] = {}
+    for key, names in ID_PARAMETERS.items():
+        name = next((n for n in names if params.get(n) not in (None, "")), names[0])
+        value = str(params.get(name) or "").strip()
+        found[key] = value
+        if not value:
+            if key == "participant":
+                errors[name] = "The link needs a participant id (PROLIFIC_PID or participant); none was given."
+            continue
+        if len(value) > ID_MAX_LENGTH:
+            errors[name] = f"{name} is too long ({len(value)} characters; at most {ID_MAX_LENGTH})."
+        elif not _ID_CHARSET.fullmatch(value):
+            errors[name] = f"{name} may only contain letters, digits, '-' and '_'."
+    if errors:
+        raise ValidationError(errors)
+    return ParticipantIds(participant=found["participant"], study=found["study"], session=found["session"])
+
+
+def _username(link: StudyLink, participant_id: str) -> str:
+    base = f"study{link.pk}-{participant_id}"[:140]
+    user_model = get_user_model()
+    username = base
+    # A registered account might already carry this name; a participant never takes over someone's account.
+    while user_model.objects.filter(username=username).exists():
+        username = f"{base}-{secrets.token_hex(3)}"
+    return username
+
+
+@transaction.atomic
+def participant_enter(*, link: StudyLink, ids: ParticipantIds) -> tuple[Participant, bool]:
+    """The participant for ``ids`` on ``link``, created on the first visit; (participant, created).
+
+    A returning participant may resume even when the link is closed or full; only newcomers are refused then.
+    """
+    link = StudyLink.objects.select_for_update().select_related("project").get(pk=link.pk)
+    existing = Participant.objects.filter(link=link, external_id=ids.participant).select_related("user").first()
+    if existing is not None:
+        return existing, False
+    if not link.active:
+        raise ValidationError({"__all__": "This study is closed and takes no new participants."})
+    if link.project.phase != Project.Phase.COLLECTING:
+        raise ValidationError({"__all__": "This study is no longer collecting labels."})
+    if link.max_participants is not None and link.participants.count() >= link.max_participants:
+        raise ValidationError({"__all__": "This study is full: it has all the participants it needs."})
+    user_model = get_user_model()
+    user = user_model(username=_username(link, ids.participant))
+    user.set_unusable_password()
+    user.save()
+    Membership.objects.create(project=link.project, user=user, role=Membership.Role.ANNOTATOR)
+    participant = Participant.objects.create(
+        link=link, user=user, external_id=ids.participant, study_id=ids.study, session_id=ids.session
+    )
+    return participant, True
+
+
+# --- the participant's queue ------------------------------------------------------------------------------------
+
+
+def _claim_check(*, project: Project, item: Item, annotator: AbstractBaseUser) -> Assignment:
+    """A claim on an attention check whatever its overlap: every participant must see the checks they are due.
+
+    Written here rather than through assignment_claim_item, whose room rule would refuse a check that already has
+    all its labels.
+    """
+    now = timezone.now()
+    expires = now + timedelta(seconds=settings.CLAIM_SECONDS)
+    mine = Assignment.objects.filter(item=item, annotator_id=annotator.pk).first()
+    if mine is not None:
+        mine.status = Assignment.Status.CLAIMED
+        mine.claimed_at, mine.expires_at = now, expires
+        mine.save(update_fields=["status", "claimed_at", "expires_at", "updated_at"])
+        return mine
+    positions = list(Response.objects.filter(item=item).values_list("position", flat=True))
+    order = judgment.response_order_draw(
+        seed=project.seed, annotator_id=int(annotator.pk), item_id=item.pk, positions=positions
+    )
+    return Assignment.objects.create(
+        project=project,
+        item=item,
+        annotator_id=annotator.pk,
+        response_order=order,
+        claimed_at=now,
+        expires_at=expires,
+    )
+
+
+def _finish(*, participant: Participant, status: str) -> None:
+    participant.status = status
+    participant.finished_at = timezone.now()
+    participant.save(update_fields=["status", "finished_at"])
+
+
+@transaction.atomic
+def participant_claim_next(*, participant: Participant) -> Assignment | None:
+    """The participant's next item, or None when their study is over (the status then says how it ended).
+
+    Order of the rules: a live claim is served again (a reload shows the same item); too many failed attention
+    checks end it (screened out); the item quota ends it (completed); a due attention check comes next; then the
+    normal queue; an empty queue ends it (completed). Checks still unseen when the queue runs dry are not served.
+    """
+    participant = Participant.objects.select_for_update().select_related("link__project", "user").get(pk=participant.pk)
+    if participant.status != Participant.Status.ACTIVE:
+        return None
+    link, user = participant.link, participant.user
+    project = link.project
+    now = timezone.now()
+    live = (
+        Assignment.objects.filter(project=project, annotator=user, status=Assignment.Status.CLAIMED, expires_at__gt=now)
+        .select_related("item")
+        .order_by("-claimed_at", "-pk")
+        .first()
+    )
+    if live is not None:
+        return live
+    record = participant_record(participant=participant)
+    if record.attention_failed > link.attention_max_failures:
+        _finish(participant=participant, status=Participant.Status.SCREENED_OUT)
+        return None
+    if link.items_per_participant is not None and record.finished >= link.items_per_participant:
+        _finish(participant=participant, status=Participant.Status.COMPLETED)
+        return None
+    check_ids = list(attention_items(link=link).order_by("queue_key", "pk").values_list("pk", flat=True))
+    others_done = record.finished - record.attention_seen
+    if check_ids and others_done >= link.attention_every * (record.attention_seen + 1):
+        finished = set(
+            Assignment.objects.filter(
+                annotator=user, item_id__in=check_ids, status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED]
+            ).values_list("item_id", flat=True)
+        )
+        due = next((pk for pk in check_ids if pk not in finished), None)
+        if due is not None:
+            return _claim_check(project=project, item=Item.objects.get(pk=due), annotator=user)
+    assignment = assignment_claim_next(project=project, annotator=user, exclude_item_ids=check_ids)
+    if assignment is None:
+        _finish(participant=participant, status=Participant.Status.COMPLETED)
+    return assignment
+
+
+@transaction.atomic
+def participant_code_shown(*, participant: Participant) -> None:
+    """The end page showed a code: remembered once, for the pay export."""
+    Participant.objects.filter(pk=participant.pk, code_shown_at__isnull=True).exclude(
+        status=Participant.Status.ACTIVE
+    ).update(code_shown_at=timezone.now())

@@ -1,0 +1,19 @@
+from django.urls import path
+
+from annotation.participants import views as study_views
+
+urlpatterns = [
+    path("study/<str:token>/", study_views.study_enter, name="study_enter"),
+    path("study/<str:token>/end/", study_views.study_end, name="study_end"),
+    path("projects/<int:project_id>/study-links/", study_views.study_links, name="study_links"),
+    path(
+        "projects/<int:project_id>/study-links/<int:link_id>/active/",
+        study_views.study_link_active,
+        name="study_link_active",
+    ),
+    path(
+        "projects/<int:project_id>/study-links/<int:link_id>/participants/",
+        study_views.study_link_export,
+        name="study_link_export",
+    ),
+]

@@ -1,0 +1,190 @@
+"""Study links in the browser: a participant arriving from a crowd platform, their end page, and the lead's list.
+
+The participant labels on the normal annotation page; ``participant_step`` is the one hook the annotation views
+call so that a participant's "next item" follows their link's quota and attention checks and ends on the code page.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotation.models import Assignment
+from annotation.participants import services as study_services
+from annotation.participants.export import CONTENT_TYPES, participant_export_filename, participant_export_lines
+from annotation.participants.selectors import (
+    PARTICIPANT_SESSION_KEY,
+    participant_for_session,
+    study_link_counts,
+    study_link_get_by_token,
+    study_link_get_for_lead,
+    study_link_list_for_lead,
+)
+from projects.models import Participant, Project
+
+# Prolific replaces these placeholders with each participant's ids.
+PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+
+
+def _messages(error: ValidationError) -> list[str]:
+    if hasattr(error, "error_dict"):
+        return [str(m) for messages in error.message_dict.values() for m in messages]
+    return [str(m) for m in error.messages]
+
+
+def _refuse(request: HttpRequest, *, title: str, messages: list[str], status: int) -> HttpResponse:
+    return render(request, "study/refused.html", {"title": title, "messages": messages}, status=status)
+
+
+def _session_participant(request: HttpRequest) -> Participant | None:
+    return participant_for_session(
+        session_participant_id=request.session.get(PARTICIPANT_SESSION_KEY), user=request.user
+    )
+
+
+def _annotate_url(participant: Participant) -> str:
+    return reverse("annotate_next", kwargs={"project_id": participant.link.project_id})
+
+
+@require_GET
+def study_enter(request: HttpRequest, token: str) -> HttpResponse:
+    """First visit: make the participant and log them in; a revisit with the same id resumes."""
+    link = study_link_get_by_token(token=token)
+    try:
+        ids = study_services.check_participant_ids(params=request.GET)
+    except ValidationError as error:
+        return _refuse(request, title="This study link is incomplete", messages=_messages(error), status=400)
+    current = _session_participant(request)
+    if current is not None:
+        if current.link_id != link.pk or current.external_id != ids.participant:
+            return _refuse(
+                request,
+                title="This browser is already taking part",
+                messages=[
+                    f"This browser session belongs to participant {current.external_id}; a second participant id "
+                    "cannot use it. Nothing was created. Use your own browser, or a private window."
+                ],
+                status=403,
+            )
+        return redirect(_annotate_url(current))
+    if request.user.is_authenticated:
+        return _refuse(
+            request,
+            title="You are signed in",
+            messages=[
+                f"You are signed in as {request.user.get_username()}. Study links are for participants: open this "
+                "link in a private window. Nothing was created."
+            ],
+            status=403,
+        )
+    try:
+        participant, _ = study_services.participant_enter(link=link, ids=ids)
+    except ValidationError as error:
+        return _refuse(request, title="You cannot join this study", messages=_messages(error), status=403)
+    login(request, participant.user, backend="config.auth.CachedModelBackend")
+    request.session[PARTICIPANT_SESSION_KEY] = participant.pk
+    return redirect(_annotate_url(participant))
+
+
+def participant_step(request: HttpRequest, project: Project) -> Assignment | HttpResponse | None:
+    """For a participant's session: their next assignment, or a response sending them to the end page.
+
+    None for everyone else (no query is made for them), who get the normal queue.
+    """
+    if PARTICIPANT_SESSION_KEY not in request.session:
+        return None
+    participant = _session_participant(request)
+    if participant is None or participant.link.project_id != project.pk:
+        return None
+    assignment = study_services.participant_claim_next(participant=participant)
+    if assignment is not None:
+        return assignment
+    end = reverse("study_end", kwargs={"token": participant.link.token})
+    if getattr(request, "htmx", False):
+        return HttpResponseClientRedirect(end)
+    return redirect(end)
+
+
+@login_required
+@require_GET
+def study_end(request: HttpRequest, token: str) -> HttpResponse:
+    link = study_link_get_by_token(token=token)
+    participant = _session_participant(request)
+    if participant is None or participant.link_id != link.pk:
+        raise Http404("No such study.")
+    if participant.status == Participant.Status.ACTIVE:
+        return redirect(_annotate_url(participant))
+    code = link.completion_code if participant.status == Participant.Status.COMPLETED else link.screened_out_code
+    if code:
+        study_services.participant_code_shown(participant=participant)
+    return render(request, "study/end.html", {"participant": participant, "link": link, "code": code})
+
+
+# --- the lead's page --------------------------------------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
+    project, links = study_link_list_for_lead(user=request.user, project_id=project_id)
+    errors: list[str] = []
+    status = 200
+    if request.method == "POST":
+        try:
+            study_services.study_link_create(
+                project=project,
+                created_by=request.user,
+                name=request.POST.get("name", ""),
+                completion_code=request.POST.get("completion_code", ""),
+                screened_out_code=request.POST.get("screened_out_code", ""),
+                max_participants=request.POST.get("max_participants") or None,
+                items_per_participant=request.POST.get("items_per_participant") or None,
+                attention_item_ids=request.POST.get("attention_item_ids", "").replace(",", " ").split(),
+                attention_from_metadata=request.POST.get("attention_from_metadata") == "on",
+                attention_every=request.POST.get("attention_every") or 5,
+                attention_max_failures=request.POST.get("attention_max_failures") or 0,
+            )
+            return redirect("study_links", project_id=project.pk)
+        except ValidationError as error:
+            errors, status = _messages(error), 422
+    listed = list(links)
+    counts = study_link_counts(links=listed)
+    rows = [
+        {
+            "link": link,
+            "url": request.build_absolute_uri(reverse("study_enter", kwargs={"token": link.token})) + PROLIFIC_QUERY,
+            "counts": counts.get(link.pk, {}),
+        }
+        for link in listed
+    ]
+    context = {"project": project, "rows": rows, "errors": errors, "posted": request.POST}
+    return render(request, "study/links.html", context, status=status)
+
+
+@login_required
+@require_POST
+def study_link_active(request: HttpRequest, project_id: int, link_id: int) -> HttpResponse:
+    link = study_link_get_for_lead(user=request.user, project_id=project_id, link_id=link_id)
+    study_services.study_link_set_active(link=link, active=request.POST.get("active") == "true")
+    return redirect("study_links", project_id=link.project_id)
+
+
+@login_required
+@require_GET
+def study_link_export(request: HttpRequest, project_id: int, link_id: int) -> StreamingHttpResponse:
+    link = study_link_get_for_lead(user=request.user, project_id=project_id, link_id=link_id)
+    export_format = request.GET.get("as", "csv")
+    if export_format not in CONTENT_TYPES:
+        raise Http404("Unknown export format.")
+    response = StreamingHttpResponse(
+        participant_export_lines(link=link, export_format=export_format), content_type=CONTENT_TYPES[export_format]
+    )
+    filename = participant_export_filename(link=link, export_format=export_format)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
