@@ -2,10 +2,21 @@
 building and compiling their ORM expressions cost more CPU than the database spends answering them.
 
 A queryset is built by a function of named values (ids, a float, a time, lists of ids). The first call for a shape
-builds it twice with two sets of stand-in values and compiles both; the parameter positions that differ between the
-two are the named values, every other parameter is a constant of the query. Later calls only re-bind the values into
-the cached SQL text. The shape is the builder's key plus the length of every list (an empty ``pk__in`` changes the
-SQL, not just its parameters). The ORM's own SQL is what runs, so the two paths cannot drift apart.
+builds it three times: with two sets of stand-in values, whose differing parameter positions are the named values
+(every other parameter is a constant of the query), and with the caller's real values, whose SQL must be the
+stand-ins' SQL and whose parameters must be exactly the re-bound ones. Later calls only re-bind the values into the
+cached SQL text. The ORM's own SQL is what runs, so the two paths cannot drift apart.
+
+A builder the cache cannot mirror is refused at its first use with :class:`UnsafeBuilder`, never compiled wrongly:
+- a named value that reaches no parameter (Django drops a lookup whose stand-in is out of the column's range, or a
+  builder ignores it): every named value, and every element of a list, must be bound;
+- a value that reaches the SQL transformed (``x + 1``): compute it before passing it;
+- a builder whose SQL depends on a value (``if values["n"]: …``): the shape key holds each scalar's class (zero,
+  negative, positive) and each list's length, a zero's stand-in is zero, and the first call of every shape is
+  checked against the ORM's own SQL for its real values; ``CHECK_COMPILED_SQL`` (on in the tests) checks every
+  call, so a builder that branches on a value's size cannot pass the suite either;
+- ``None``, flags and lists holding anything but integers: they change a query's shape (``IS NULL``, ``NOT IN``
+  with a NULL matches nothing), so they belong in the key or in the builder, not in the values.
 """
 
 from __future__ import annotations
@@ -14,33 +25,53 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+from django.conf import settings
+from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connection
 from django.db.models import Model, QuerySet
 
 Value = int | float | datetime | Sequence[int]
 M = TypeVar("M", bound=Model)
 Builder = Callable[[Mapping[str, Any]], QuerySet[Any]]
+Slot = tuple[str, int] | tuple[None, object]
 
 # (key, shape) -> (sql, slots): a slot is a value's name with an index into it (-1 for a scalar), or a constant.
-_cache: dict[tuple[object, ...], tuple[str, list[tuple[str, int] | tuple[None, object]]]] = {}
+_cache: dict[tuple[object, ...], tuple[str, list[Slot]]] = {}
+
+
+class UnsafeBuilder(RuntimeError):
+    """A builder whose SQL the cache cannot re-bind faithfully; use the ORM path or change the builder."""
+
+
+def _value_class(name: str, value: object) -> object:
+    """The part of a value that may change a query's SQL: a scalar's sign class, a list's length."""
+    if value is None or isinstance(value, bool):
+        raise UnsafeBuilder(f"{name}: None and flags change a query's shape; put them in the key")
+    if isinstance(value, datetime):
+        return "time"
+    if isinstance(value, int | float):
+        return (value > 0) - (value < 0)
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        if not all(isinstance(element, int) and not isinstance(element, bool) for element in value):
+            raise UnsafeBuilder(f"{name}: a list of values may hold only integers (a NULL in NOT IN matches nothing)")
+        return len(value)
+    raise UnsafeBuilder(f"{name}: {type(value).__name__} values cannot be re-bound")
 
 
 def _stand_ins(values: Mapping[str, Value], base: int) -> dict[str, Any]:
-    """Values of the same types as ``values``, each distinct from every other and from any real one."""
+    """Values of the same types and sign classes as ``values``, each distinct from every other and any real one.
+
+    A zero stays zero: its shape holds only zeros, so within a shape it is a constant like any other."""
     out: dict[str, Any] = {}
     serial = base
     for name, value in values.items():
-        if isinstance(value, bool):
-            raise TypeError(f"{name}: a flag changes a query's shape; put it in the key")
         if isinstance(value, datetime):
             serial += 1
             out[name] = datetime(1901, 1, 1, tzinfo=UTC) + timedelta(seconds=serial)
-        elif isinstance(value, float):
+        elif isinstance(value, int | float):
             serial += 1
-            out[name] = float(serial) + 0.25
-        elif isinstance(value, int):
-            serial += 1
-            out[name] = serial
+            sign = (value > 0) - (value < 0)
+            out[name] = (float(serial) + 0.25) * sign if isinstance(value, float) else serial * sign
         else:
             stand = []
             for _ in value:
@@ -55,40 +86,12 @@ def _flat(stand_ins: Mapping[str, Any]) -> dict[object, tuple[str, int]]:
     for name, value in stand_ins.items():
         if isinstance(value, list):
             found.update({element: (name, index) for index, element in enumerate(value)})
-        else:
+        elif value != 0:
             found[value] = (name, -1)
     return found
 
 
-def _compile(build: Builder, values: Mapping[str, Value]) -> tuple[str, list[tuple[str, int] | tuple[None, object]]]:
-    # Positive and inside a 32-bit integer: Django turns a lookup out of the column's range into no query at all.
-    first, second = _stand_ins(values, 1_900_000_000), _stand_ins(values, 2_000_000_000)
-    sql, params_first = build(first).query.sql_with_params()
-    sql_second, params_second = build(second).query.sql_with_params()
-    if sql != sql_second or len(params_first) != len(params_second):
-        raise RuntimeError("the query's shape depends on its values")
-    names_first, names_second = _flat(first), _flat(second)
-    slots: list[tuple[str, int] | tuple[None, object]] = []
-    for one, two in zip(params_first, params_second, strict=True):
-        if one == two:
-            if one in names_first:  # cannot happen with distinct stand-ins; guards a silent constant
-                raise RuntimeError("a value was taken for a constant")
-            slots.append((None, one))
-            continue
-        slot = names_first.get(one)
-        if slot is None or names_second.get(two) != slot:
-            raise RuntimeError("a value reached the SQL transformed; it cannot be re-bound")
-        slots.append(slot)
-    return sql, slots
-
-
-def bound_sql(key: object, build: Builder, values: Mapping[str, Value]) -> tuple[str, list[object]]:
-    """The SQL of ``build(values)`` and its parameters, compiled once per shape."""
-    shape = (key, *(len(v) for v in values.values() if not isinstance(v, int | float | datetime)))
-    found = _cache.get(shape)
-    if found is None:
-        found = _cache[shape] = _compile(build, values)
-    sql, slots = found
+def _rebind(slots: Sequence[Slot], values: Mapping[str, Value]) -> list[object]:
     params: list[object] = []
     for name, index in slots:
         if name is None:
@@ -96,6 +99,82 @@ def bound_sql(key: object, build: Builder, values: Mapping[str, Value]) -> tuple
             continue
         value = values[name]
         params.append(value[index] if isinstance(value, Sequence) and isinstance(index, int) else value)
+    return params
+
+
+# Two families of stand-ins: large ones that no real id reaches, then small ones for a column of 16-bit integers
+# (Django drops a lookup whose value is out of the column's range, so a large stand-in would bind nothing there).
+_FAMILIES = ((1_900_000_000, 2_000_000_000), (20_000, 30_000))
+
+
+def _compile_with(build: Builder, values: Mapping[str, Value], bases: tuple[int, int]) -> tuple[str, list[Slot]]:
+    first, second = _stand_ins(values, bases[0]), _stand_ins(values, bases[1])
+    sql, params_first = _sql(build, first)
+    sql_second, params_second = _sql(build, second)
+    if sql != sql_second or len(params_first) != len(params_second):
+        raise UnsafeBuilder("the query's shape depends on its values")
+    names_first, names_second = _flat(first), _flat(second)
+    slots: list[Slot] = []
+    for one, two in zip(params_first, params_second, strict=True):
+        if one == two:
+            if one in names_first:  # a stand-in equal to a constant of the query: nothing tells them apart
+                raise UnsafeBuilder("a value was taken for a constant")
+            slots.append((None, one))
+            continue
+        slot = names_first.get(one)
+        if slot is None or names_second.get(two) != slot:
+            raise UnsafeBuilder("a value reached the SQL transformed; it cannot be re-bound")
+        slots.append(slot)
+    wanted = {
+        (name, index)
+        for name, value in first.items()
+        for index in (range(len(value)) if isinstance(value, list) else [-1] if value != 0 else [])
+    }
+    if missing := {name for name, _ in wanted - set(slots)}:
+        raise UnsafeBuilder(f"{', '.join(sorted(missing))}: bound to no parameter (a lookup Django dropped, or unused)")
+    return sql, slots
+
+
+def _sql(build: Builder, values: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]]:
+    try:
+        return build(values).query.sql_with_params()
+    except (EmptyResultSet, FullResultSet) as dropped:
+        # A lookup out of its column's range: Django answers without any SQL for these values.
+        raise UnsafeBuilder("a value is out of its column's range; Django compiles no SQL for it") from dropped
+
+
+def _check_against_orm(build: Builder, values: Mapping[str, Value], sql: str, params: list[object]) -> None:
+    real_sql, real_params = _sql(build, values)
+    if real_sql != sql or list(real_params) != params:
+        raise UnsafeBuilder("the query's SQL for these values is not the compiled SQL (a branch on a value?)")
+
+
+def _compile(build: Builder, values: Mapping[str, Value]) -> tuple[str, list[Slot]]:
+    failure: UnsafeBuilder | None = None
+    for bases in _FAMILIES:
+        try:
+            sql, slots = _compile_with(build, values, bases)
+        except UnsafeBuilder as unsafe:
+            failure = unsafe
+            continue
+        # The first call of every shape against the ORM's own SQL for the real values: a builder that branches on
+        # a value, or a stand-in that took another path than the real value, is refused here.
+        _check_against_orm(build, values, sql, _rebind(slots, values))
+        return sql, slots
+    assert failure is not None
+    raise failure
+
+
+def bound_sql(key: object, build: Builder, values: Mapping[str, Value]) -> tuple[str, list[object]]:
+    """The SQL of ``build(values)`` and its parameters, compiled once per shape."""
+    shape = (key, *((name, _value_class(name, value)) for name, value in values.items()))
+    found = _cache.get(shape)
+    if found is None:
+        found = _cache[shape] = _compile(build, values)
+    sql, slots = found
+    params = _rebind(slots, values)
+    if settings.CHECK_COMPILED_SQL:
+        _check_against_orm(build, values, sql, params)
     return sql, params
 
 

@@ -298,6 +298,9 @@ SESSION_CACHE_ALIAS = "sessions"
 
 # Annotation
 CLAIM_SECONDS = env_int("PENUMBRA_CLAIM_SECONDS", 900, minimum=10)
+# Compare every compiled hot query with the ORM's own SQL, not only the first of each shape (annotation/compiled_sql):
+# the test suite turns it on so a builder that branches on a value's size cannot pass; it costs CPU on every save.
+CHECK_COMPILED_SQL = env_bool("PENUMBRA_CHECK_COMPILED_SQL", False)
 
 # LLM suggestions: projects may override; these are the fall-backs.
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")

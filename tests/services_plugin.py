@@ -74,6 +74,8 @@ def _find_browser() -> None:
 os.environ.setdefault("PENUMBRA_HTTPS", "0")
 # The fake LLM server listens on 127.0.0.1; the tests of the URL rule switch this off where they need to.
 os.environ.setdefault("LLM_ALLOW_PRIVATE_URLS", "1")
+# Every compiled hot query is compared with the ORM's SQL, here and in the live servers the tests start.
+os.environ.setdefault("PENUMBRA_CHECK_COMPILED_SQL", "1")
 _find_postgres()
 _find_redis()
 _find_browser()

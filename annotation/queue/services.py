@@ -258,7 +258,6 @@ def next_item_pick(
     """
     values: dict[str, Any] = {
         "project_id": project.pk,
-        "overlap": project.overlap,
         "offset": judgment.queue_offset(seed=project.seed, annotator_id=int(annotator.pk)),
         "annotator_id": int(annotator.pk),
         "now": now,
@@ -275,7 +274,7 @@ def next_item_pick(
                 return chosen
     # Items a lead sent back for more labels (their count is at or past the overlap), fewest labels first as
     # everywhere: scanned only when nothing else fits, so the usual claim costs no extra statement.
-    return _first_fitting(("sent back",), _sent_back, values)
+    return _first_fitting(("sent back",), _sent_back, {**values, "overlap": project.overlap})
 
 
 # The scans are built from named values alone (compiled_sql compiles each shape once per process).

@@ -23,7 +23,6 @@ pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="the c
 def _named(project, annotator, now, exclude, count=0):
     return {
         "project_id": project.pk,
-        "overlap": project.overlap,
         "offset": queue_offset(seed=project.seed, annotator_id=annotator.pk),
         "annotator_id": annotator.pk,
         "now": now,
