@@ -26,6 +26,7 @@ from annotation import (
 )
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
+from annotation.study_gate import participant_open
 from projects.models import Item, Project
 from projects.selectors import (
     item_get_for_user,
@@ -94,6 +95,7 @@ def _render_item(
     study_block = crossover_selectors.block_banner(project=project, item=item, annotator=request.user)
     if study_block is not None:  # "item k of n" counts their share of the study, not the project's items
         progress.total = study_block.planned
+    progress = study_views.study_progress(request, project, progress)  # a participant's: against their quota
     context.update(
         client_token=uuid.uuid4().hex,
         notice=notice,
@@ -136,6 +138,7 @@ def _next(request: AnnotatorRequest, project: Project, notice: str = "") -> Http
     return _render_item(request, project=project, item=assignment.item, assignment=assignment, notice=notice)
 
 
+@participant_open
 @login_required
 @require_GET
 def annotate_next(request: AnnotatorRequest, project_id: int) -> HttpResponse:
@@ -143,6 +146,7 @@ def annotate_next(request: AnnotatorRequest, project_id: int) -> HttpResponse:
     return _next(request, project)
 
 
+@participant_open
 @login_required
 @require_http_methods(["GET", "POST"])
 def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
@@ -213,6 +217,7 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     return _next(request, project, notice="Saved.")
 
 
+@participant_open
 @login_required
 @require_POST
 def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
@@ -233,6 +238,7 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     return _next(request, project, notice="Skipped.")
 
 
+@participant_open
 @login_required
 @require_POST
 def annotate_keep(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
@@ -248,6 +254,7 @@ def annotate_keep(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     return _next(request, project, notice="Your label is kept.")
 
 
+@participant_open
 @login_required
 @require_POST
 def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
@@ -276,6 +283,7 @@ def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) ->
     )
 
 
+@participant_open
 @login_required
 @require_GET
 def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpResponse:
