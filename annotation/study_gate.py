@@ -21,6 +21,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from drf_spectacular.authentication import SessionScheme
 from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authtoken.models import Token
 from rest_framework.request import Request
 
 from annotation.study_selectors import PARTICIPANT_SESSION_KEY, participant_for_session, participant_holds_item
@@ -75,8 +76,7 @@ class MemberTokenAuthentication(TokenAuthentication):
     """DRF's token authentication, refusing a participant's token (one query, as before: the participant joins)."""
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
-        model = self.get_model()
-        token = model.objects.select_related("user", "user__study_participant").filter(key=key).first()
+        token = Token.objects.select_related("user", "user__study_participant").filter(key=key).first()
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid token.")
         if not token.user.is_active:

@@ -307,7 +307,7 @@ def checks_due(*, seed: int, every: int, finished: int) -> int:
 def _unfinished_check(*, user: AbstractBaseUser, check_ids: list[int]) -> int | None:
     finished = set(
         Assignment.objects.filter(
-            annotator=user, item_id__in=check_ids, status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED]
+            annotator_id=user.pk, item_id__in=check_ids, status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED]
         ).values_list("item_id", flat=True)
     )
     return next((pk for pk in check_ids if pk not in finished), None)

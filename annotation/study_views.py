@@ -237,6 +237,11 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
                 attention_from_metadata=request.POST.get("attention_from_metadata") == "on",
                 attention_every=request.POST.get("attention_every") or 5,
                 attention_max_failures=request.POST.get("attention_max_failures") or 0,
+                attention_min_answered=request.POST.get("attention_min_answered") or 0,
+                skips_count_toward_quota=request.POST.get("skips_count_toward_quota") == "on",
+                consent_text=request.POST.get("consent_text", ""),
+                completion_url=request.POST.get("completion_url", ""),
+                return_code=request.POST.get("return_code", ""),
             )
             return redirect("study_links", project_id=project.pk)
         except ValidationError as error:
