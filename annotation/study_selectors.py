@@ -228,7 +228,7 @@ def participant_export_rows(*, link: StudyLink, batch_size: int = 500) -> Iterat
     """One row per participant of ``link`` (the caller reached it through ``study_link_get_for_lead``).
 
     ``completion_code_shown`` is true only for a completed participant whose end page showed the completion code;
-    ``code_shown`` names which code was shown (the completion or the screened-out code), empty if none.
+    ``code_shown`` names which code was shown (the completion, screened-out or return code), empty if none.
     """
     participants = Participant.objects.filter(link=link).order_by("pk")
     last_pk = 0
@@ -245,6 +245,8 @@ def participant_export_rows(*, link: StudyLink, batch_size: int = 500) -> Iterat
                     shown = link.completion_code
                 elif participant.status == Participant.Status.SCREENED_OUT:
                     shown = link.screened_out_code
+                elif participant.status == Participant.Status.RETURNED:
+                    shown = link.return_code
             yield {
                 "participant_id": participant.external_id,
                 "study_id": participant.study_id,
