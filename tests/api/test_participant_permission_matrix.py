@@ -75,8 +75,8 @@ def concrete_path(route: str, samples: dict[str, Any]) -> str:
             raise AssertionError(f"add a sample value for URL parameter {name!r} (route {route!r})")
         return str(samples[name])
 
-    path = _ROUTE_PARAMETER.sub(fill, route)
-    path = _REGEX_GROUP.sub(fill, path)
+    path = _REGEX_GROUP.sub(fill, route)  # first: a regex group's "<name>" would look like a route parameter
+    path = _ROUTE_PARAMETER.sub(fill, path)
     return "/" + path.replace("^", "").replace("$", "")
 
 
@@ -106,8 +106,9 @@ def study_world(django_db_setup, django_db_blocker) -> Iterator[dict[str, Any]]:
             "link_id": link.pk,
             "job_id": 1,
             "note_id": 1,
-            "pk": annotation.pk,
             "annotation_id": annotation.pk,
+            "id": annotation.pk,
+            "content_type_id": 1,
             "token": link.token,
             "plot": "alpha",
             "uidb64": "MQ",
@@ -193,7 +194,8 @@ def test_open_pages_do_answer_the_participant(pattern, study_world, db, django_u
     """The 404s above are the gate's, not a broken world: the same participant reaches its own pages."""
     path = concrete_path(pattern.route, study_world["samples"])
     response = participant_client(study_world, django_user_model).get(path)
-    assert response.status_code in (200, 302, 405), response.status_code
+    # 400: the entry link without the platform's ids, as the view answers anyone; never the gate's 404.
+    assert response.status_code in (200, 302, 400, 405), response.status_code
 
 
 def test_the_same_paths_answer_a_member(study_world, db, django_user_model):
