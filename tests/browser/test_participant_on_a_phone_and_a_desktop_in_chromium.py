@@ -10,6 +10,7 @@ import pytest
 from annotation.study_services import study_link_create
 from projects.models import Membership, Participant
 from tests.annotation.study_helpers import enter_url
+from tests.browser.test_pages_pass_axe_in_chromium import _axe
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -57,9 +58,11 @@ def test_a_participant_consents_labels_and_finishes(browser, live_server, shot, 
         return_code="RETURNED1",
     )
     criterion = project.criteria.get()
-    context = browser.new_context(viewport={"width": width, "height": 900})
+    # axe is injected as a script, so this context bypasses the CSP (test_no_csp_violations covers the policy).
+    context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
     context.set_default_timeout(10_000)
     page = context.new_page()
+    violations: dict[str, list[str]] = {}
     try:
         page.goto(live_server.url + enter_url(link, f"pid{width}"))
         page.wait_for_selector("#study-consent")
@@ -67,6 +70,7 @@ def test_a_participant_consents_labels_and_finishes(browser, live_server, shot, 
         username = Participant.objects.get(external_id=f"pid{width}").user.username
         _header_is_the_participants(page, username)
         shot(page, f"consent-{width}")
+        violations["consent"] = _axe(page)
         page.click("#consent-submit")  # without the box ticked the browser keeps the form
         assert page.locator("#study-consent").count() == 1
         page.check("#consent-agree")
@@ -80,6 +84,8 @@ def test_a_participant_consents_labels_and_finishes(browser, live_server, shot, 
             _header_is_the_participants(page, username)
             _no_horizontal_overflow(page)
             shot(page, f"item-{number}-{width}")
+            if number == 1:
+                violations["item"] = _axe(page)
             _save_current_item(page, criterion.pk)
 
         page.wait_for_selector("#completion-code")
@@ -91,8 +97,10 @@ def test_a_participant_consents_labels_and_finishes(browser, live_server, shot, 
         status = page.locator("#copy-status").inner_text()
         assert "C0MPLETE" in status or "copy it by hand" in status
         shot(page, f"end-{width}")
+        violations["end"] = _axe(page)
     finally:
         context.close()
+    assert not any(violations.values()), violations
     participant = Participant.objects.get(external_id=f"pid{width}")
     assert participant.status == Participant.Status.COMPLETED
     assert participant.consented_at is not None
