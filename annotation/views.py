@@ -18,6 +18,7 @@ from annotation import label_selectors, repeat_services, resolution_services, se
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
 from annotation.participants import views as study_views
+from annotation.participants.gate import participant_open
 from annotation.queue import services as claim_services
 from annotation.studies import selectors as crossover_selectors
 from projects.models import Item, Project
@@ -88,6 +89,7 @@ def _render_item(
     study_block = crossover_selectors.block_banner(project=project, item=item, annotator=request.user)
     if study_block is not None:  # "item k of n" counts their share of the study, not the project's items
         progress.total = study_block.planned
+    progress = study_views.study_progress(request, project, progress)  # a participant's: against their quota
     context.update(
         client_token=uuid.uuid4().hex,
         notice=notice,
@@ -130,6 +132,7 @@ def _next(request: AnnotatorRequest, project: Project, notice: str = "") -> Http
     return _render_item(request, project=project, item=assignment.item, assignment=assignment, notice=notice)
 
 
+@participant_open
 @login_required
 @require_GET
 def annotate_next(request: AnnotatorRequest, project_id: int) -> HttpResponse:
@@ -137,6 +140,7 @@ def annotate_next(request: AnnotatorRequest, project_id: int) -> HttpResponse:
     return _next(request, project)
 
 
+@participant_open
 @login_required
 @require_http_methods(["GET", "POST"])
 def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
@@ -207,6 +211,7 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     return _next(request, project, notice="Saved.")
 
 
+@participant_open
 @login_required
 @require_POST
 def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
@@ -227,6 +232,7 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     return _next(request, project, notice="Skipped.")
 
 
+@participant_open
 @login_required
 @require_POST
 def annotate_keep(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
@@ -242,6 +248,7 @@ def annotate_keep(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     return _next(request, project, notice="Your label is kept.")
 
 
+@participant_open
 @login_required
 @require_POST
 def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
@@ -270,6 +277,7 @@ def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) ->
     )
 
 
+@participant_open
 @login_required
 @require_GET
 def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpResponse:

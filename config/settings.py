@@ -74,6 +74,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "config.input_limits.RefuseNulInQueryMiddleware",
+    # A study participant reaches only the views marked open to participants; everything else answers 404.
+    "annotation.participants.gate.ParticipantGateMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -200,18 +202,30 @@ else:
     }
     # axes warns about a per-process cache; the embedded default is one process, where it counts correctly.
     SILENCED_SYSTEM_CHECKS = ["axes.W001"]
-AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"
+# The (account, address) pair locks after LOGIN_FAILURE_LIMIT failures; the account alone, from every address
+# together, only after LOGIN_ACCOUNT_FAILURE_LIMIT (config/login_throttle.py): a guesser locks only themselves out.
+AXES_HANDLER = "config.login_throttle.PairAndAccountCacheHandler"
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+LOGIN_ACCOUNT_FAILURE_LIMIT = env_int("LOGIN_ACCOUNT_FAILURE_LIMIT", 50, minimum=1)
 AXES_COOLOFF_TIME = timedelta(seconds=env_int("LOGIN_COOLOFF_SECONDS", 900, minimum=1))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# The client address behind TRUSTED_PROXY_COUNT reverse proxies (config/client_address.py); 0: the socket's.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+AXES_CLIENT_IP_CALLABLE = "config.client_address.client_address"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
 
+# Crowd-study abuse limits: new participants a link takes per minute, and new participants one client address
+# may start per hour (returning participants are never counted).
+STUDY_NEW_PARTICIPANTS_PER_LINK_PER_MINUTE = env_int("STUDY_NEW_PARTICIPANTS_PER_LINK_PER_MINUTE", 60, minimum=1)
+STUDY_NEW_PARTICIPANTS_PER_ADDRESS_PER_HOUR = env_int("STUDY_NEW_PARTICIPANTS_PER_ADDRESS_PER_HOUR", 10, minimum=1)
+
 REST_FRAMEWORK = {
+    # Both refuse a study participant's token or session: participants have no API (annotation/participants/gate.py).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
+        "annotation.participants.gate.MemberTokenAuthentication",
+        "annotation.participants.gate.MemberSessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -353,6 +353,15 @@ class StudyLink(models.Model):
     attention_from_metadata = models.BooleanField(default=False)
     attention_every = models.PositiveSmallIntegerField(default=5, help_text="One check after every N other items.")
     attention_max_failures = models.PositiveSmallIntegerField(default=0)
+    # What earns the completion code: saved labels up to the quota (skips only when this says so) and at least
+    # this many attention checks answered (a skipped check is not an answer).
+    skips_count_toward_quota = models.BooleanField(default=False)
+    attention_min_answered = models.PositiveSmallIntegerField(default=0)
+    # What crowd platforms expect: instructions to agree to before the first item (empty: none), where to send a
+    # participant who finished ("{code}" is replaced by the completion code) and a code for those who return.
+    consent_text = models.TextField(blank=True)
+    completion_url = models.CharField(max_length=500, blank=True)
+    return_code = models.CharField(max_length=64, blank=True, help_text="Empty: no code for returned participants.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -376,6 +385,7 @@ class Participant(models.Model):
         ACTIVE = "active", "Taking part"
         COMPLETED = "completed", "Completed"
         SCREENED_OUT = "screened_out", "Screened out by attention checks"
+        RETURNED = "returned", "Returned without finishing"
 
     link = models.ForeignKey(StudyLink, on_delete=models.CASCADE, related_name="participants")
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="study_participant")
@@ -387,6 +397,9 @@ class Participant(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     # When the end page first showed a code (completion or screened-out); platforms pay on the code.
     code_shown_at = models.DateTimeField(null=True, blank=True)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    # Drawn once at entry: where in each window of items this participant's attention check falls.
+    check_seed = models.BigIntegerField(default=0)
 
     class Meta:
         ordering = ["started_at", "id"]

@@ -181,8 +181,12 @@ def members_for_lead(*, user: AnyUser, project_id: int) -> QuerySet[Membership]:
 
 
 def user_by_username(*, username: str) -> Any:
-    """The account a lead names to add as a member (the caller checked the lead), or None."""
-    return get_user_model().objects.filter(username=username).first()
+    """The account a lead names to add as a member (the caller checked the lead), or None.
+
+    A study participant's account and a deactivated account are None too, answered exactly as a name nobody has:
+    they may not be added, and the answer must not tell which names exist.
+    """
+    return get_user_model().objects.filter(username=username, is_active=True, study_participant__isnull=True).first()
 
 
 def items_for_member(*, user: AnyUser, project_id: int) -> tuple[QuerySet[Item], bool]:

@@ -42,6 +42,11 @@ class StudyLinkSerializer(serializers.ModelSerializer):
             "attention_from_metadata",
             "attention_every",
             "attention_max_failures",
+            "attention_min_answered",
+            "skips_count_toward_quota",
+            "consent_text",
+            "completion_url",
+            "return_code",
             "participants",
             "created_at",
         ]
@@ -67,6 +72,11 @@ class StudyLinkCreateSerializer(serializers.Serializer):
     attention_from_metadata = serializers.BooleanField(required=False, default=False)
     attention_every = serializers.IntegerField(required=False, default=5)
     attention_max_failures = serializers.IntegerField(required=False, default=0)
+    attention_min_answered = serializers.IntegerField(required=False, default=0)
+    skips_count_toward_quota = serializers.BooleanField(required=False, default=False)
+    consent_text = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
+    completion_url = serializers.CharField(required=False, allow_blank=True, default="")
+    return_code = serializers.CharField(required=False, allow_blank=True, default="")
 
 
 class StudyLinkUpdateSerializer(serializers.Serializer):

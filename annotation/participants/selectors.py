@@ -57,6 +57,10 @@ def participant_for_session(*, session_participant_id: Any, user: AnyUser) -> Pa
     )
 
 
+def participant_exists(*, link: StudyLink, external_id: str) -> bool:
+    return Participant.objects.filter(link=link, external_id=external_id).exists()
+
+
 def attention_items(*, link: StudyLink) -> QuerySet[Item]:
     """The link's attention checks: items with gold named by external id, or marked in their metadata if asked."""
     marked = Q(external_id__in=[str(i) for i in link.attention_item_ids])
@@ -75,6 +79,7 @@ class ParticipantRecord:
     attention_failed: int = 0
     total_time_ms: int = 0
     median_time_ms: int | None = None  # whole milliseconds, rounded half to even
+    attention_skipped: int = 0  # also counted in attention_failed
 
     @property
     def finished(self) -> int:
@@ -83,6 +88,11 @@ class ParticipantRecord:
     @property
     def attention_seen(self) -> int:
         return self.attention_passed + self.attention_failed
+
+    @property
+    def attention_answered(self) -> int:
+        """Checks answered with a label (right or wrong); a skipped check is not an answer."""
+        return self.attention_seen - self.attention_skipped
 
 
 def participant_records(*, link: StudyLink, participants: Iterable[Participant]) -> dict[int, ParticipantRecord]:
@@ -109,6 +119,7 @@ def participant_records(*, link: StudyLink, participants: Iterable[Participant])
             record.skipped += 1
             if item_id in checks:
                 record.attention_failed += 1
+                record.attention_skipped += 1
     for annotator_id, spent in Annotation.objects.filter(project=project, annotator_id__in=user_ids).values_list(
         "annotator_id", "time_spent_ms"
     ):
@@ -136,6 +147,65 @@ def participant_record(*, participant: Participant) -> ParticipantRecord:
     return participant_records(link=participant.link, participants=[participant])[participant.user_id]
 
 
+def participant_holds_item(*, participant: Participant, item_id: int) -> bool:
+    """Whether the participant's queue served this item (claimed now, or labelled or skipped before)."""
+    return Assignment.objects.filter(
+        project_id=participant.link.project_id, annotator_id=participant.user_id, item_id=item_id
+    ).exists()
+
+
+def quota_count(*, link: StudyLink, record: ParticipantRecord) -> int:
+    """The items that count toward the link's quota: saved labels, and skips only if the link says so."""
+    return record.labelled + (record.skipped if link.skips_count_toward_quota else 0)
+
+
+def participant_end_state(*, participant: Participant, record: ParticipantRecord) -> str:
+    """How the participant's study stands, decided from their stored saves (never from what a client posted).
+
+    Completed needs the quota of counted items and the link's minimum of answered attention checks; without a
+    quota, it needs the queue to have run dry (the stored status, written only by the queue) and the same minimum.
+    More failed checks than allowed screen out; a participant who returned stays returned.
+    """
+    link = participant.link
+    status = Participant.Status
+    if participant.status == status.RETURNED:
+        return status.RETURNED
+    if record.attention_failed > link.attention_max_failures:
+        return status.SCREENED_OUT
+    checks_met = record.attention_answered >= link.attention_min_answered
+    if link.items_per_participant is not None:
+        quota_met = quota_count(link=link, record=record) >= link.items_per_participant
+        return status.COMPLETED if quota_met and checks_met else status.ACTIVE
+    return status.COMPLETED if participant.status == status.COMPLETED and checks_met else status.ACTIVE
+
+
+@dataclass(frozen=True)
+class StudyProgress:
+    """'Item 3 of 4' for a participant: counted against the link's quota, not the project's items."""
+
+    done: int
+    skipped: int
+    total: int
+    counted: int
+
+    @property
+    def current(self) -> int:
+        return min(self.counted + 1, max(self.total, 1))
+
+    @property
+    def first_visit(self) -> bool:
+        return self.done == 0 and self.skipped == 0
+
+
+def participant_progress(*, participant: Participant, project_items: int) -> StudyProgress:
+    record = participant_record(participant=participant)
+    link = participant.link
+    total = link.items_per_participant if link.items_per_participant is not None else project_items
+    return StudyProgress(
+        done=record.labelled, skipped=record.skipped, total=total, counted=quota_count(link=link, record=record)
+    )
+
+
 EXPORT_FIELDS = (
     "participant_id",
     "study_id",
@@ -158,7 +228,7 @@ def participant_export_rows(*, link: StudyLink, batch_size: int = 500) -> Iterat
     """One row per participant of ``link`` (the caller reached it through ``study_link_get_for_lead``).
 
     ``completion_code_shown`` is true only for a completed participant whose end page showed the completion code;
-    ``code_shown`` names which code was shown (the completion or the screened-out code), empty if none.
+    ``code_shown`` names which code was shown (the completion, screened-out or return code), empty if none.
     """
     participants = Participant.objects.filter(link=link).order_by("pk")
     last_pk = 0
@@ -175,6 +245,8 @@ def participant_export_rows(*, link: StudyLink, batch_size: int = 500) -> Iterat
                     shown = link.completion_code
                 elif participant.status == Participant.Status.SCREENED_OUT:
                     shown = link.screened_out_code
+                elif participant.status == Participant.Status.RETURNED:
+                    shown = link.return_code
             yield {
                 "participant_id": participant.external_id,
                 "study_id": participant.study_id,

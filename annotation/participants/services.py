@@ -3,13 +3,17 @@
 A participant arrives from a crowd platform (Prolific names the parameters ``PROLIFIC_PID``, ``STUDY_ID`` and
 ``SESSION_ID``; other platforms can use ``participant``, ``study`` and ``session``). The first visit makes a Django
 user with an unusable password, an annotator membership and a Participant row; later visits with the same id resume.
-Their items come from the normal queue, with the link's attention checks mixed in after every ``attention_every``
-other items, until the queue is empty or the link's quota is reached (completed) or more than
-``attention_max_failures`` checks went against gold (screened out).
+Their items come from the normal queue, with the link's attention checks mixed in: one in every window of
+``attention_every`` + 1 items, at a place in the window drawn from the participant's seed (so a check is not always
+the N-th item, and the same participant sees the same order after a reload). The study ends completed when the
+quota and the minimum of answered checks are met (``study_selectors.participant_end_state``, decided from stored
+saves), screened out after more than ``attention_max_failures`` checks went against gold, or returned when the
+participant stops or the queue runs dry before the rules are met.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from collections.abc import Mapping, Sequence
@@ -26,7 +30,7 @@ from django.utils import timezone
 
 from annotation import judgment
 from annotation.models import Assignment
-from annotation.participants.selectors import attention_items, participant_record
+from annotation.participants.selectors import attention_items, participant_end_state, participant_record
 from annotation.services import assignment_claim_next
 from projects.models import Item, Membership, Participant, Project, Response, StudyLink
 
@@ -34,6 +38,7 @@ ID_MAX_LENGTH = 64
 CODE_MAX_LENGTH = 64
 _ID_CHARSET = re.compile(r"[A-Za-z0-9_-]+")
 _CODE_CHARSET = re.compile(r"[A-Za-z0-9_-]+")
+_COMPLETION_URL = re.compile(r"https://[^\s<>\"']+")
 # Each id is read from the first of its names that is present: the platform's name first, then the generic one.
 ID_PARAMETERS = {
     "participant": ("PROLIFIC_PID", "participant"),
@@ -88,6 +93,11 @@ def study_link_create(
     attention_from_metadata: bool = False,
     attention_every: Any = 5,
     attention_max_failures: Any = 0,
+    attention_min_answered: Any = 0,
+    skips_count_toward_quota: bool = False,
+    consent_text: str = "",
+    completion_url: str = "",
+    return_code: str = "",
 ) -> StudyLink:
     """A new active link with an unguessable token; an empty completion code gets a random one."""
     errors: dict[str, str] = {}
@@ -108,6 +118,24 @@ def study_link_create(
     failures = _whole(
         attention_max_failures, low=0, high=10_000, field="attention_max_failures", errors=errors, allow_none=False
     )
+    min_answered = _whole(
+        attention_min_answered, low=0, high=10_000, field="attention_min_answered", errors=errors, allow_none=False
+    )
+    returned = _code(return_code, field="return_code", errors=errors)
+    if returned and returned in (completion, screened):
+        errors["return_code"] = "The return code must differ from the completion and screened-out codes."
+    completion_url = (completion_url or "").strip()
+    if completion_url and (len(completion_url) > 500 or not _COMPLETION_URL.fullmatch(completion_url)):
+        errors["completion_url"] = (
+            "Expected an https:// address without spaces, e.g. https://app.prolific.com/submissions/complete?cc={code}."
+        )
+    consent_text = (consent_text or "").strip()
+    if len(consent_text) > 20_000:
+        errors["consent_text"] = "Keep the consent text under 20,000 characters."
+    if not isinstance(skips_count_toward_quota, bool):
+        errors["skips_count_toward_quota"] = "Expected true or false."
+    if min_answered and quota is not None and min_answered > quota:
+        errors["attention_min_answered"] = "The minimum of answered checks cannot exceed the item quota."
     if isinstance(attention_item_ids, str) or not all(isinstance(i, str) for i in attention_item_ids):
         errors["attention_item_ids"] = "Expected a list of item external ids."
         wanted: list[str] = []
@@ -125,6 +153,8 @@ def study_link_create(
             errors["attention_item_ids"] = (
                 f"Attention checks need gold; these items have none: {', '.join(no_gold[:10])}."
             )
+    if min_answered and "attention_item_ids" not in errors and not wanted and not attention_from_metadata:
+        errors["attention_min_answered"] = "A minimum of answered checks needs attention checks on the link."
     if errors:
         raise ValidationError(errors)
     return StudyLink.objects.create(
@@ -139,6 +169,11 @@ def study_link_create(
         attention_from_metadata=bool(attention_from_metadata),
         attention_every=every or 5,
         attention_max_failures=failures or 0,
+        attention_min_answered=min_answered or 0,
+        skips_count_toward_quota=skips_count_toward_quota,
+        consent_text=consent_text,
+        completion_url=completion_url,
+        return_code=returned,
         created_by_id=created_by.pk if created_by is not None and created_by.is_authenticated else None,
     )
 
@@ -208,7 +243,12 @@ def participant_enter(*, link: StudyLink, ids: ParticipantIds) -> tuple[Particip
     user.save()
     Membership.objects.create(project=link.project, user=user, role=Membership.Role.ANNOTATOR)
     participant = Participant.objects.create(
-        link=link, user=user, external_id=ids.participant, study_id=ids.study, session_id=ids.session
+        link=link,
+        user=user,
+        external_id=ids.participant,
+        study_id=ids.study,
+        session_id=ids.session,
+        check_seed=secrets.randbits(62),
     )
     return participant, True
 
@@ -250,13 +290,37 @@ def _finish(*, participant: Participant, status: str) -> None:
     participant.save(update_fields=["status", "finished_at"])
 
 
+def check_slot(*, seed: int, window: int, index: int) -> int:
+    """Where in window ``index`` (of ``window`` items) this participant's attention check falls: 0 to window-1."""
+    digest = hashlib.sha256(f"{seed}:{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % window
+
+
+def checks_due(*, seed: int, every: int, finished: int) -> int:
+    """How many checks should have been served before item number ``finished`` + 1: one per window of
+    ``every`` + 1 items, at the window's drawn place. Pure, so the order is the same after every reload."""
+    window = every + 1
+    index, offset = divmod(finished, window)
+    return index + (1 if offset >= check_slot(seed=seed, window=window, index=index) else 0)
+
+
+def _unfinished_check(*, user: AbstractBaseUser, check_ids: list[int]) -> int | None:
+    finished = set(
+        Assignment.objects.filter(
+            annotator_id=user.pk, item_id__in=check_ids, status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED]
+        ).values_list("item_id", flat=True)
+    )
+    return next((pk for pk in check_ids if pk not in finished), None)
+
+
 @transaction.atomic
 def participant_claim_next(*, participant: Participant) -> Assignment | None:
     """The participant's next item, or None when their study is over (the status then says how it ended).
 
-    Order of the rules: a live claim is served again (a reload shows the same item); too many failed attention
-    checks end it (screened out); the item quota ends it (completed); a due attention check comes next; then the
-    normal queue; an empty queue ends it (completed). Checks still unseen when the queue runs dry are not served.
+    Order of the rules: a live claim is served again (a reload shows the same item); the end state decided from
+    the stored saves ends it (screened out, completed); a due attention check comes next; then the normal queue.
+    When the normal queue is empty, checks still unanswered are served while the link's minimum is unmet; then the
+    study ends completed (no quota, minimum met) or returned (the rules cannot be met any more).
     """
     participant = Participant.objects.select_for_update().select_related("link__project", "user").get(pk=participant.pk)
     if participant.status != Participant.Status.ACTIVE:
@@ -273,27 +337,61 @@ def participant_claim_next(*, participant: Participant) -> Assignment | None:
     if live is not None:
         return live
     record = participant_record(participant=participant)
-    if record.attention_failed > link.attention_max_failures:
-        _finish(participant=participant, status=Participant.Status.SCREENED_OUT)
-        return None
-    if link.items_per_participant is not None and record.finished >= link.items_per_participant:
-        _finish(participant=participant, status=Participant.Status.COMPLETED)
+    state = participant_end_state(participant=participant, record=record)
+    if state != Participant.Status.ACTIVE:
+        _finish(participant=participant, status=state)
         return None
     check_ids = list(attention_items(link=link).order_by("queue_key", "pk").values_list("pk", flat=True))
-    others_done = record.finished - record.attention_seen
-    if check_ids and others_done >= link.attention_every * (record.attention_seen + 1):
-        finished = set(
-            Assignment.objects.filter(
-                annotator=user, item_id__in=check_ids, status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED]
-            ).values_list("item_id", flat=True)
-        )
-        due = next((pk for pk in check_ids if pk not in finished), None)
+    if check_ids and record.attention_seen < checks_due(
+        seed=participant.check_seed, every=link.attention_every, finished=record.finished
+    ):
+        due = _unfinished_check(user=user, check_ids=check_ids)
         if due is not None:
             return _claim_check(project=project, item=Item.objects.get(pk=due), annotator=user)
     assignment = assignment_claim_next(project=project, annotator=user, exclude_item_ids=check_ids)
-    if assignment is None:
-        _finish(participant=participant, status=Participant.Status.COMPLETED)
-    return assignment
+    if assignment is not None:
+        return assignment
+    if check_ids and record.attention_answered < link.attention_min_answered:
+        due = _unfinished_check(user=user, check_ids=check_ids)
+        if due is not None:
+            return _claim_check(project=project, item=Item.objects.get(pk=due), annotator=user)
+    checks_met = record.attention_answered >= link.attention_min_answered
+    ended = Participant.Status.COMPLETED if link.items_per_participant is None and checks_met else None
+    _finish(participant=participant, status=ended or Participant.Status.RETURNED)
+    return None
+
+
+@transaction.atomic
+def participant_return(*, participant: Participant) -> Participant:
+    """The participant stops before the end (a platform's "return"): recorded once; a finished study stays as it
+    ended."""
+    updated = Participant.objects.filter(pk=participant.pk, status=Participant.Status.ACTIVE).update(
+        status=Participant.Status.RETURNED, finished_at=timezone.now()
+    )
+    if updated:
+        participant.refresh_from_db(fields=["status", "finished_at"])
+    return participant
+
+
+@transaction.atomic
+def participant_settle(*, participant: Participant) -> Participant:
+    """The participant's end state decided again from their stored saves, and stored if it ended the study (the end
+    page calls this on every request, so what it shows never depends on what a client posted)."""
+    participant = Participant.objects.select_for_update().select_related("link__project", "user").get(pk=participant.pk)
+    state = participant_end_state(participant=participant, record=participant_record(participant=participant))
+    if participant.status == Participant.Status.ACTIVE and state != Participant.Status.ACTIVE:
+        _finish(participant=participant, status=state)
+    elif participant.status != state:
+        # A stored end the saves no longer support (a label was removed): the study goes on.
+        Participant.objects.filter(pk=participant.pk).update(status=state, finished_at=None)
+        participant.status, participant.finished_at = state, None
+    return participant
+
+
+@transaction.atomic
+def participant_consent(*, participant: Participant) -> None:
+    """The participant agreed to the link's consent text: recorded once, at the first agreement."""
+    Participant.objects.filter(pk=participant.pk, consented_at__isnull=True).update(consented_at=timezone.now())
 
 
 @transaction.atomic

@@ -5,6 +5,8 @@ from annotation.participants import views as study_views
 urlpatterns = [
     path("study/<str:token>/", study_views.study_enter, name="study_enter"),
     path("study/<str:token>/end/", study_views.study_end, name="study_end"),
+    path("study/<str:token>/consent/", study_views.study_consent, name="study_consent"),
+    path("study/<str:token>/return/", study_views.study_return, name="study_return"),
     path("projects/<int:project_id>/study-links/", study_views.study_links, name="study_links"),
     path(
         "projects/<int:project_id>/study-links/<int:link_id>/active/",

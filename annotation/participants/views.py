@@ -6,6 +6,8 @@ call so that a participant's "next item" follows their link's quota and attentio
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -18,14 +20,19 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotation.models import Assignment
 from annotation.participants import services as study_services
 from annotation.participants.export import CONTENT_TYPES, participant_export_filename, participant_export_lines
+from annotation.participants.gate import participant_open
+from annotation.participants.limits import study_join_check
 from annotation.participants.selectors import (
     PARTICIPANT_SESSION_KEY,
+    participant_exists,
     participant_for_session,
+    participant_progress,
     study_link_counts,
     study_link_get_by_token,
     study_link_get_for_lead,
     study_link_list_for_lead,
 )
+from config.client_address import client_address
 from projects.models import Participant, Project
 
 # Prolific replaces these placeholders with each participant's ids.
@@ -52,6 +59,27 @@ def _annotate_url(participant: Participant) -> str:
     return reverse("annotate_next", kwargs={"project_id": participant.link.project_id})
 
 
+def _consent_url(participant: Participant) -> str:
+    return reverse("study_consent", kwargs={"token": participant.link.token})
+
+
+def _needs_consent(participant: Participant) -> bool:
+    return bool(participant.link.consent_text) and participant.consented_at is None
+
+
+def _work_url(participant: Participant) -> str:
+    return _consent_url(participant) if _needs_consent(participant) else _annotate_url(participant)
+
+
+def _own_participant(request: HttpRequest, token: str) -> Participant:
+    link = study_link_get_by_token(token=token)
+    participant = _session_participant(request)
+    if participant is None or participant.link_id != link.pk:
+        raise Http404("No such study.")
+    return participant
+
+
+@participant_open
 @require_GET
 def study_enter(request: HttpRequest, token: str) -> HttpResponse:
     """First visit: make the participant and log them in; a revisit with the same id resumes."""
@@ -72,7 +100,7 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
                 ],
                 status=403,
             )
-        return redirect(_annotate_url(current))
+        return redirect(_work_url(current))
     if request.user.is_authenticated:
         return _refuse(
             request,
@@ -83,17 +111,23 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
             ],
             status=403,
         )
+    if not participant_exists(link=link, external_id=ids.participant):
+        refusal = study_join_check(link_id=link.pk, address=client_address(request))
+        if refusal is not None:
+            response = _refuse(request, title="Please try again shortly", messages=[refusal.message], status=429)
+            response["Retry-After"] = str(refusal.retry_after)
+            return response
     try:
         participant, _ = study_services.participant_enter(link=link, ids=ids)
     except ValidationError as error:
         return _refuse(request, title="You cannot join this study", messages=_messages(error), status=403)
     login(request, participant.user, backend="config.auth.CachedModelBackend")
     request.session[PARTICIPANT_SESSION_KEY] = participant.pk
-    return redirect(_annotate_url(participant))
+    return redirect(_work_url(participant))
 
 
 def participant_step(request: HttpRequest, project: Project) -> Assignment | HttpResponse | None:
-    """For a participant's session: their next assignment, or a response sending them to the end page.
+    """For a participant's session: their next assignment, or a response sending them to the consent or end page.
 
     None for everyone else (no query is made for them), who get the normal queue.
     """
@@ -102,28 +136,82 @@ def participant_step(request: HttpRequest, project: Project) -> Assignment | Htt
     participant = _session_participant(request)
     if participant is None or participant.link.project_id != project.pk:
         return None
-    assignment = study_services.participant_claim_next(participant=participant)
+    assignment = None if _needs_consent(participant) else study_services.participant_claim_next(participant=participant)
     if assignment is not None:
         return assignment
-    end = reverse("study_end", kwargs={"token": participant.link.token})
+    target = _consent_url(participant) if _needs_consent(participant) else _end_url(participant)
     if getattr(request, "htmx", False):
-        return HttpResponseClientRedirect(end)
-    return redirect(end)
+        return HttpResponseClientRedirect(target)
+    return redirect(target)
 
 
-@login_required
+def study_progress(request: HttpRequest, project: Project, progress: Any) -> Any:
+    """The page's "Item 3 of 4": for a participant, counted against their link's quota; else ``progress`` as is."""
+    participant = getattr(request, "study_participant", None)
+    if participant is None or participant.link.project_id != project.pk:
+        return progress
+    return participant_progress(participant=participant, project_items=progress.total)
+
+
+def _end_url(participant: Participant) -> str:
+    return reverse("study_end", kwargs={"token": participant.link.token})
+
+
+@participant_open
+@require_http_methods(["GET", "POST"])
+def study_consent(request: HttpRequest, token: str) -> HttpResponse:
+    """The link's instructions and consent, before the first item; agreeing is recorded once."""
+    participant = _own_participant(request, token)
+    if not participant.link.consent_text:
+        return redirect(_annotate_url(participant))
+    if request.method == "POST":
+        if request.POST.get("agree") != "yes":
+            return render(
+                request,
+                "study/consent.html",
+                {"participant": participant, "link": participant.link, "error": "Tick the box to agree first."},
+                status=422,
+            )
+        study_services.participant_consent(participant=participant)
+        return redirect(_annotate_url(participant))
+    return render(request, "study/consent.html", {"participant": participant, "link": participant.link})
+
+
+@participant_open
+@require_http_methods(["GET", "POST"])
+def study_return(request: HttpRequest, token: str) -> HttpResponse:
+    """Stopping before the end, as platforms call it "returning": asks first, then records it and shows the end."""
+    participant = _own_participant(request, token)
+    if request.method == "POST":
+        study_services.participant_return(participant=participant)
+        return redirect(_end_url(participant))
+    if participant.status != Participant.Status.ACTIVE:
+        return redirect(_end_url(participant))
+    return render(request, "study/return.html", {"participant": participant, "link": participant.link})
+
+
+@participant_open
 @require_GET
 def study_end(request: HttpRequest, token: str) -> HttpResponse:
-    link = study_link_get_by_token(token=token)
-    participant = _session_participant(request)
-    if participant is None or participant.link_id != link.pk:
-        raise Http404("No such study.")
-    if participant.status == Participant.Status.ACTIVE:
-        return redirect(_annotate_url(participant))
-    code = link.completion_code if participant.status == Participant.Status.COMPLETED else link.screened_out_code
+    """The end page: the state is decided again from the stored saves on every request, and only an earned end
+    shows its code."""
+    participant = study_services.participant_settle(participant=_own_participant(request, token))
+    link = participant.link
+    status = Participant.Status
+    if participant.status == status.ACTIVE:
+        return redirect(_work_url(participant))
+    code = {
+        status.COMPLETED: link.completion_code,
+        status.SCREENED_OUT: link.screened_out_code,
+        status.RETURNED: link.return_code,
+    }[participant.status]
     if code:
         study_services.participant_code_shown(participant=participant)
-    return render(request, "study/end.html", {"participant": participant, "link": link, "code": code})
+    completion_url = ""
+    if participant.status == status.COMPLETED and link.completion_url:
+        completion_url = link.completion_url.replace("{code}", code)
+    context = {"participant": participant, "link": link, "code": code, "completion_url": completion_url}
+    return render(request, "study/end.html", context)
 
 
 # --- the lead's page --------------------------------------------------------------------------------------------
@@ -149,6 +237,11 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
                 attention_from_metadata=request.POST.get("attention_from_metadata") == "on",
                 attention_every=request.POST.get("attention_every") or 5,
                 attention_max_failures=request.POST.get("attention_max_failures") or 0,
+                attention_min_answered=request.POST.get("attention_min_answered") or 0,
+                skips_count_toward_quota=request.POST.get("skips_count_toward_quota") == "on",
+                consent_text=request.POST.get("consent_text", ""),
+                completion_url=request.POST.get("completion_url", ""),
+                return_code=request.POST.get("return_code", ""),
             )
             return redirect("study_links", project_id=project.pk)
         except ValidationError as error:

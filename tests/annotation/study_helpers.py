@@ -7,7 +7,8 @@ import re
 from django.test import Client
 from django.urls import reverse
 
-from projects.models import Item, Project, StudyLink
+from annotation.participants.services import check_slot
+from projects.models import Item, Participant, Project, StudyLink
 from tests.annotation.conftest import ifs_form, item_url, next_url
 
 _DATA_ITEM = re.compile(r'data-item="(\d+)"')
@@ -24,6 +25,19 @@ def enter(client: Client, link: StudyLink, pid: str) -> None:
     response = client.get(enter_url(link, pid))
     assert response.status_code == 302, response.content.decode()[:500]
     assert response["Location"] == next_url(link.project)
+
+
+def enter_with_checks_last(client: Client, link: StudyLink, pid: str, windows: int = 4) -> None:
+    """Enter, then give the participant a seed that puts each of the first ``windows`` checks last in its window:
+    the old fixed "after every N items" order, for tests about what follows a check rather than where it falls."""
+    enter(client, link, pid)
+    window = link.attention_every + 1
+    seed = next(
+        s
+        for s in range(100_000)
+        if all(check_slot(seed=s, window=window, index=k) == window - 1 for k in range(windows))
+    )
+    Participant.objects.filter(link=link, external_id=pid).update(check_seed=seed)
 
 
 def current_item(client: Client, project: Project) -> Item | None:

@@ -1,6 +1,7 @@
-"""Attention checks (items with gold) are mixed into a participant's queue after every N other items, even when the
-check already has all its labels; more than K answers against gold (a skip counts against) screen the participant
-out: a distinct end page, no completion code (or the link's screened-out code), recorded as screened out."""
+"""Attention checks (items with gold) are mixed into a participant's queue, one in every N + 1 items (here pinned
+last in each window; where it falls is drawn per participant, see test_attention_checks_are_indistinguishable), even
+when the check already has all its labels; more than K answers against gold (a skip counts against) screen the
+participant out: a distinct end page, no completion code (or the link's screened-out code), recorded as screened out."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from annotation.participants.selectors import participant_record
 from annotation.participants.services import study_link_create
 from annotation.services import annotation_save
 from projects.models import Item, Participant
-from tests.annotation.study_helpers import current_item, end_page, enter, label, prefer
+from tests.annotation.study_helpers import current_item, end_page, enter_with_checks_last, label, prefer
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def test_checks_come_after_every_n_items_and_a_passing_participant_completes(pro
         attention_every=2,
     )
     client = Client()
-    enter(client, link, "pid-A")
+    enter_with_checks_last(client, link, "pid-A")
     served = _walk(client, project, checks, answer_checks_with=0)
     assert served[2] in checks, "the first check follows two other items"
     assert served[5] in checks, "the second check follows two more"
@@ -65,7 +66,7 @@ def test_a_failed_check_screens_the_participant_out(project, lead, checks, scree
         attention_every=2,
     )
     client = Client()
-    enter(client, link, "pid-A")
+    enter_with_checks_last(client, link, "pid-A")
     served = _walk(client, project, checks, answer_checks_with=1)
     assert len(served) == 3, "the study ends right after the first failed check"
     participant = Participant.objects.get()
@@ -92,7 +93,7 @@ def test_k_failures_are_tolerated_and_the_next_one_screens_out(project, lead, ch
         attention_max_failures=1,
     )
     client = Client()
-    enter(client, link, "pid-A")
+    enter_with_checks_last(client, link, "pid-A")
     served = _walk(client, project, checks, answer_checks_with=1)
     assert len(served) == 6, "one failure is allowed; the second ends the study"
     assert Participant.objects.get().status == Participant.Status.SCREENED_OUT
@@ -103,7 +104,7 @@ def test_skipping_a_check_counts_as_failing_it(project, lead, checks):
         project=project, created_by=lead, name="Checked", attention_item_ids=[checks[0].external_id], attention_every=1
     )
     client = Client()
-    enter(client, link, "pid-A")
+    enter_with_checks_last(client, link, "pid-A")
     label(client, project, current_item(client, project))
     check = current_item(client, project)
     assert check == checks[0]
@@ -122,7 +123,7 @@ def test_a_check_with_all_its_labels_is_still_served(project, lead, checks, anno
         project=project, created_by=lead, name="Checked", attention_item_ids=[check.external_id], attention_every=1
     )
     client = Client()
-    enter(client, link, "pid-A")
+    enter_with_checks_last(client, link, "pid-A")
     label(client, project, current_item(client, project))
     assert current_item(client, project) == check
     label(client, project, check, prefer(check, 0))
@@ -137,7 +138,7 @@ def test_metadata_marks_checks_when_the_link_asks(project, lead, checks):
         project=project, created_by=lead, name="Meta", attention_from_metadata=True, attention_every=1
     )
     client = Client()
-    enter(client, link, "pid-A")
+    enter_with_checks_last(client, link, "pid-A")
     label(client, project, current_item(client, project))
     assert current_item(client, project) == marked
 

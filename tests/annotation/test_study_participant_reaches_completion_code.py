@@ -39,9 +39,14 @@ def test_queue_empty_ends_on_the_completion_code(project, lead):
     assert client.get(enter_url(link, "pid-A"), follow=True).redirect_chain[-1][0].endswith("/end/")
 
 
-def test_item_quota_ends_after_that_many_items_skips_included(project, lead):
+def test_item_quota_ends_after_that_many_items_skips_included_when_the_link_says_so(project, lead):
     link = study_link_create(
-        project=project, created_by=lead, name="Two", completion_code="QUOTA-2", items_per_participant=2
+        project=project,
+        created_by=lead,
+        name="Two",
+        completion_code="QUOTA-2",
+        items_per_participant=2,
+        skips_count_toward_quota=True,
     )
     client = Client()
     enter(client, link, "pid-A")
@@ -55,6 +60,26 @@ def test_item_quota_ends_after_that_many_items_skips_included(project, lead):
     assert current_item(client, project) is None
     assert "QUOTA-2" in end_page(client, link)
     assert Annotation.objects.filter(annotator__study_participant__isnull=False).count() == 1
+
+
+def test_by_default_skips_do_not_count_toward_the_quota(project, lead):
+    link = study_link_create(
+        project=project, created_by=lead, name="Two", completion_code="QUOTA-2", items_per_participant=2
+    )
+    client = Client()
+    enter(client, link, "pid-A")
+    label(client, project, current_item(client, project))
+    second = current_item(client, project)
+    client.post(
+        reverse("annotate_skip", kwargs={"project_id": project.pk, "item_id": second.pk}), {"skip_reason": "unclear"}
+    )
+    third = current_item(client, project)
+    assert third is not None, "a skip leaves the quota one label short"
+    assert third != second
+    assert client.get(reverse("study_end", kwargs={"token": link.token})).status_code == 302
+    label(client, project, third)
+    assert current_item(client, project) is None
+    assert "QUOTA-2" in end_page(client, link)
 
 
 def test_htmx_save_of_the_last_item_sends_the_browser_to_the_end_page(project, lead):

@@ -1,9 +1,11 @@
-"""Every API endpoint × {anonymous, outsider, annotator of another project, annotator, lead}.
+"""Every API endpoint × {anonymous, outsider, annotator of another project, study participant, annotator, lead}.
 
 Anonymous callers are refused (401/403); anyone outside the project gets 404 (its ids do not leak); annotators
 read the project, its items and their own labels, and nothing else: not the aggregates, the stats, the exports, the
 suggestions, the jobs or other annotators' labels; only leads change settings, import or export. Blind items'
-suggestions carry a unique marker that must appear in no response an annotator can reach.
+suggestions carry a unique marker that must appear in no response an annotator can reach. A study participant of
+the project gets 404 everywhere: participants have no API (every URL pattern × method is in
+test_participant_permission_matrix.py).
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from django.db import transaction
 from django.test import Client, override_settings
 
 from annotation.models import Annotation
+from annotation.participants.selectors import PARTICIPANT_SESSION_KEY
 from projects.jobs import job_output_write
 from projects.models import Item, Job, Membership
 from tests.exports.builders import BLIND_MARKER, SHOWN_MARKER, build_labelled_project
 from tests.snapshots import Digest, changes, database_digest
 
-PERSONAS = ("anonymous", "outsider", "other_annotator", "annotator", "lead")
+PERSONAS = ("anonymous", "outsider", "other_annotator", "participant", "annotator", "lead")
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ ENDPOINTS = [
 
 def _build_world() -> dict[str, Any]:
     """The conftest personas and projects, built here because a module-scoped fixture cannot use function ones."""
-    from annotation.participants.services import study_link_create
+    from annotation.participants.services import ParticipantIds, participant_enter, study_link_create
     from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory, demo_project_create
 
     lead, annotator, annotator2 = (UserFactory(username=name) for name in ("lead", "annotator", "annotator2"))
@@ -156,6 +159,7 @@ def _build_world() -> dict[str, Any]:
     )
     job_output_write(job_id=job.pk, pieces=['{"a": 1}\n'])
     link = study_link_create(project=project, created_by=lead, name="Matrix")
+    participant, _ = participant_enter(link=link, ids=ParticipantIds(participant="pid-matrix"))
     return {
         "project": project.pk,
         "link": link.pk,
@@ -169,9 +173,11 @@ def _build_world() -> dict[str, Any]:
             "anonymous": None,
             "outsider": "outsider",
             "other_annotator": "elsewhere",
+            "participant": participant.user.username,
             "annotator": "annotator",
             "lead": "lead",
         },
+        "participant_pk": participant.pk,
     }
 
 
@@ -211,6 +217,10 @@ def _client(world: dict[str, Any], persona: str, django_user_model) -> Client:
     username = world["users"][persona]
     if username is not None:
         client.force_login(django_user_model.objects.get(username=username))
+    if persona == "participant":  # as its study link logs it in: the session names the participant
+        session = client.session
+        session[PARTICIPANT_SESSION_KEY] = world["participant_pk"]
+        session.save()
     return client
 
 
@@ -245,6 +255,8 @@ def content(response) -> str:
 def expected_status(endpoint: Endpoint, persona: str) -> set[int]:
     if persona == "anonymous":
         return {401, 403}
+    if persona == "participant":
+        return {404}
     if persona in ("outsider", "other_annotator"):
         return {endpoint.global_status} if endpoint.global_status else {404}
     return {endpoint.lead if persona == "lead" else endpoint.annotator}
@@ -270,7 +282,7 @@ def test_permission_matrix(endpoint, persona, shared_world, world, django_user_m
     if persona != "lead":
         assert BLIND_MARKER not in body
         assert SHOWN_MARKER not in body  # the API never sends annotators a suggestion (the page records exposures)
-    if persona in ("outsider", "other_annotator", "anonymous"):
+    if persona in ("outsider", "other_annotator", "anonymous", "participant"):
         assert "Question" not in body  # no prompt of the project reaches anyone outside it
 
 

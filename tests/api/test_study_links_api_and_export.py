@@ -17,7 +17,7 @@ from django.urls import reverse
 from annotation.participants.services import study_link_create
 from projects.models import Item, Participant, StudyLink
 from tests.annotation.conftest import ifs_form, item_url
-from tests.annotation.study_helpers import current_item, end_page, enter, prefer
+from tests.annotation.study_helpers import current_item, end_page, enter, enter_with_checks_last, prefer
 
 JSON = {"content_type": "application/json"}
 
@@ -118,11 +118,12 @@ def studied(project, lead):
         name="Wave 1",
         completion_code="PAID-1",
         items_per_participant=3,
+        skips_count_toward_quota=True,
         attention_item_ids=[check.external_id],
         attention_every=1,
     )
     a = Client()
-    enter(a, link, "pid-A")
+    enter_with_checks_last(a, link, "pid-A")
     _label(a, project, current_item(a, project), None, 1000)
     item = current_item(a, project)
     assert item.pk == check.pk
@@ -133,7 +134,7 @@ def studied(project, lead):
     assert "PAID-1" in end_page(a, link)
 
     b = Client()
-    enter(b, link, "pid-B")
+    enter_with_checks_last(b, link, "pid-B")
     _label(b, project, current_item(b, project), None, 500)
     item = current_item(b, project)
     _label(b, project, item, prefer(item, 1), 700)

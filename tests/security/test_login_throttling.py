@@ -1,4 +1,7 @@
-"""Repeated wrong passwords lock the account (and the address) out, even for the right password, for a while."""
+"""Repeated wrong passwords lock the (account, address) pair out, even for the right password, for a while; the
+account alone locks only after many more failures from everywhere together. A guesser cannot lock other accounts,
+nor the same account for other addresses; the client address is read through the configured trusted proxies only;
+token API access is untouched by any lock."""
 
 from __future__ import annotations
 
@@ -8,12 +11,13 @@ import time
 import pytest
 from django.test import Client
 from django.urls import reverse
+from rest_framework.authtoken.models import Token
 
 from tests.factories import PASSWORD, UserFactory
 
 
-def _login(client: Client, username: str, password: str, address: str = "10.0.0.1"):
-    return client.post(reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=address)
+def _login(client: Client, username: str, password: str, address: str = "10.0.0.1", **headers: str):
+    return client.post(reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=address, **headers)
 
 
 @pytest.mark.django_db
@@ -33,25 +37,80 @@ def test_wrong_passwords_then_the_right_one_is_refused_with_a_clear_message(sett
 
 
 @pytest.mark.django_db
-def test_the_account_is_locked_from_another_address_too(settings):
+def test_a_lockout_from_one_address_leaves_other_accounts_and_addresses_able_to_log_in(settings):
+    target, neighbour = UserFactory(username="target"), UserFactory(username="neighbour")
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        _login(Client(), target.username, "not the password", address="10.0.1.1")
+    assert _login(Client(), target.username, PASSWORD, address="10.0.1.1").status_code == 429
+
+    assert _login(Client(), neighbour.username, PASSWORD, address="10.0.1.1").status_code == 302, "other accounts"
+    assert _login(Client(), target.username, PASSWORD, address="10.0.2.1").status_code == 302, "other addresses"
+
+
+@pytest.mark.django_db
+def test_the_account_locks_everywhere_after_the_slower_per_account_limit(settings):
+    settings.LOGIN_ACCOUNT_FAILURE_LIMIT = 3 * settings.AXES_FAILURE_LIMIT
+    user = UserFactory(username="target")
+    for address in range(3):  # each address stays under the pair limit
+        for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+            _login(Client(), user.username, "not the password", address=f"10.0.4.{address}")
+    assert _login(Client(), user.username, PASSWORD, address="10.0.5.1").status_code == 302, "not yet"
+    for address in range(settings.LOGIN_ACCOUNT_FAILURE_LIMIT):
+        _login(Client(), user.username, "not the password", address=f"10.0.6.{address}")
+
+    assert _login(Client(), user.username, PASSWORD, address="10.0.7.1").status_code == 429
+    assert _login(Client(), "someone-else", PASSWORD, address="10.0.7.1").status_code == 200, "only that account"
+
+
+@pytest.mark.django_db
+def test_behind_a_proxy_the_forwarded_client_is_locked_not_the_proxy(settings):
+    settings.TRUSTED_PROXY_COUNT = 1
+    user = UserFactory(username="target")
+    proxy = "172.18.0.2"
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        _login(Client(), user.username, "wrong", address=proxy, HTTP_X_FORWARDED_FOR="203.0.113.9")
+    assert (
+        _login(Client(), user.username, PASSWORD, address=proxy, HTTP_X_FORWARDED_FOR="203.0.113.9").status_code == 429
+    )
+    # Another client through the same proxy is not locked out of the same account.
+    assert (
+        _login(Client(), user.username, PASSWORD, address=proxy, HTTP_X_FORWARDED_FOR="198.51.100.4").status_code == 302
+    )
+
+
+@pytest.mark.django_db
+def test_a_forged_forwarded_header_does_not_escape_the_lock(settings):
+    """The client may prepend anything; only the entry our proxy appended is believed."""
+    settings.TRUSTED_PROXY_COUNT = 1
     user = UserFactory(username="target")
     for attempt in range(settings.AXES_FAILURE_LIMIT):
-        _login(Client(), user.username, "not the password", address=f"10.0.1.{attempt}")
-
-    response = _login(Client(), user.username, PASSWORD, address="10.0.2.1")
-
+        forged = f"10.99.0.{attempt}, 203.0.113.9"
+        _login(Client(), user.username, "wrong", address="172.18.0.2", HTTP_X_FORWARDED_FOR=forged)
+    response = _login(
+        Client(), user.username, PASSWORD, address="172.18.0.2", HTTP_X_FORWARDED_FOR="10.99.9.9, 203.0.113.9"
+    )
     assert response.status_code == 429
 
 
 @pytest.mark.django_db
-def test_one_address_guessing_many_accounts_is_locked(settings):
-    users = [UserFactory(username=f"victim{n}") for n in range(settings.AXES_FAILURE_LIMIT)]
-    for user in users:
-        _login(Client(), user.username, "not the password", address="10.0.3.1")
-    fresh = UserFactory(username="fresh")
+def test_without_trusted_proxies_the_header_is_ignored(settings):
+    settings.TRUSTED_PROXY_COUNT = 0
+    user = UserFactory(username="target")
+    for attempt in range(settings.AXES_FAILURE_LIMIT):
+        _login(Client(), user.username, "wrong", address="10.0.8.1", HTTP_X_FORWARDED_FOR=f"10.99.1.{attempt}")
+    assert _login(Client(), user.username, PASSWORD, address="10.0.8.1").status_code == 429
 
-    assert _login(Client(), fresh.username, PASSWORD, address="10.0.3.1").status_code == 429
-    assert _login(Client(), fresh.username, PASSWORD, address="10.0.3.2").status_code == 302
+
+@pytest.mark.django_db
+def test_token_api_access_keeps_working_for_a_locked_account(settings):
+    user = UserFactory(username="target")
+    token = Token.objects.create(user=user)
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        _login(Client(), user.username, "not the password")
+    assert _login(Client(), user.username, PASSWORD).status_code == 429
+
+    response = Client().get("/api/projects/", HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert response.status_code == 200
 
 
 @pytest.mark.django_db

@@ -1,0 +1,64 @@
+"""Abuse limits on study links: how many new participants a link takes per minute, and one address starts per hour.
+
+A study link is public (the token is the only secret), so a script that found one could make participants, each a
+user row, as fast as it likes. Two fixed-window counters in the default cache (Redis in production, shared by every
+web process) cap that: one per link and minute, one per client address (``config.client_address``, through the
+trusted proxies) and hour. Only newcomers are counted; a returning participant always gets back in. While Redis is
+down the cache fails open (``config.cache``): the limits pause rather than keep everyone out.
+
+Hand-written rather than django-ratelimit: two counters with ``add`` and ``incr`` are the whole of it, and the
+library would bring its own decorators and cache checks for a single call site.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from hashlib import sha256
+
+from django.conf import settings
+from django.core.cache import caches
+
+
+@dataclass(frozen=True)
+class JoinRefusal:
+    message: str
+    retry_after: int  # seconds until the window that refused ends
+
+
+def _count(key: str, window: int) -> int:
+    cache = caches["default"]
+    if cache.add(key, 1, timeout=window):
+        return 1
+    try:
+        return int(cache.incr(key))
+    except ValueError:  # expired between add and incr: this is the first of a new window
+        cache.add(key, 1, timeout=window)
+        return 1
+
+
+def study_join_check(*, link_id: int, address: str, now: float | None = None) -> JoinRefusal | None:
+    """Counts one new participant against both limits; a refusal when either is over. The address is checked
+    first, so one noisy address does not use up the link's budget for everyone else."""
+    now = time.time() if now is None else now
+    hour, minute = int(now // 3600), int(now // 60)
+    address_digest = sha256(address.encode()).hexdigest()[:32]
+    per_address = settings.STUDY_NEW_PARTICIPANTS_PER_ADDRESS_PER_HOUR
+    if _count(f"study-join:address:{address_digest}:{hour}", 3600) > per_address:
+        return JoinRefusal(
+            message=(
+                f"Too many new participants started from your network in the last hour (at most {per_address}). "
+                "If you were sent here by a study platform, please try again later or contact the researchers."
+            ),
+            retry_after=3600 - int(now % 3600),
+        )
+    per_link = settings.STUDY_NEW_PARTICIPANTS_PER_LINK_PER_MINUTE
+    if _count(f"study-join:link:{link_id}:{minute}", 60) > per_link:
+        return JoinRefusal(
+            message=(
+                f"This study is taking in many participants at once (at most {per_link} a minute). "
+                "Please wait a minute and open your study link again: nothing was created."
+            ),
+            retry_after=60 - int(now % 60),
+        )
+    return None
