@@ -9,7 +9,7 @@ PYTEST_WORKERS ?= 2
 # Services, selectors, the maths and the background work: where a type error would corrupt data.
 TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.py projects/import_rows.py \
 	projects/llm_url.py projects/import_tasks.py projects/jobs.py projects/format_import.py $(wildcard projects/formats/*.py) \
-	annotation/label_formats.py client/penumbra_client/client.py client/penumbra_client/errors.py \
+	annotation/label_formats.py client/penumbra_client/client.py client/penumbra_client/errors.py client/penumbra_client/types.py \
 	annotation/label_import.py annotation/judgment.py annotation/import_tasks.py \
 	aggregation/ifs.py aggregation/agreement.py aggregation/intervals.py aggregation/weights.py aggregation/comparisons.py \
 	aggregation/sampling.py aggregation/accuracy.py aggregation/certification.py aggregation/dataset_card.py \
