@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from projects.formats import FORMATS, NATIVE, RATINGS_RULES, RESPONSE_STATUSES
+from projects.formats import FORMATS, NATIVE, RATINGS_RULES, RESPONSE_STATUSES, OptionsInvalid, options_from
 from projects.import_tasks import import_job_start
 from projects.models import Criterion, Item, Job, Membership, Project
 from projects.selectors import (
@@ -201,6 +201,13 @@ class FileReadingSerializer(serializers.Serializer):
 
     def validate_statuses(self, value: set[str]) -> list[str]:
         return [status for status in RESPONSE_STATUSES if status in value]  # a JSON list, in a stable order
+
+    def validate_scale(self, value: str) -> str:
+        try:
+            options_from({"scale": value})
+        except OptionsInvalid as exc:
+            raise serializers.ValidationError(exc.errors["scale"]) from None
+        return value
 
 
 class ImportUploadSerializer(FileReadingSerializer):
