@@ -109,8 +109,8 @@ def test_potato_example_data_with_its_items_key():
     rows, errors = items("potato", "potato_llm_responses.json", items_key="responses")
 
     assert errors == []
-    assert len(rows) == 10
-    assert rows["2"]["prompt"] == "Write a haiku about programming"
+    assert len(rows) == 3
+    assert rows["2"]["prompt"] == "Write a haiku about debugging"
     assert rows["2"]["responses"][0].startswith("Code compiles at last")
 
 
@@ -120,7 +120,7 @@ def test_potato_items_key_is_honoured_and_a_missing_prompt_is_named():
     _, wrong_key = items("potato", "potato_llm_responses.json", items_key="text")
 
     assert errors[0] == "line 1: Potato instance has no prompt (looked for 'prompt', 'question', 'instruction')"
-    assert len(errors) == 12
+    assert len(errors) == 3
     assert wrong_key[0] == "line 1: Potato instance has no list of responses under 'text' (the scheme's items_key)"
 
 
