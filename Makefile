@@ -9,7 +9,7 @@ PYTEST_WORKERS ?= 2
 # Services, selectors, the maths and the background work: where a type error would corrupt data.
 TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/imports/items.py projects/imports/rows.py \
 	projects/llm_url.py projects/imports/tasks.py projects/jobs.py projects/imports/formats.py $(wildcard projects/formats/*.py) \
-	annotation/imports/formats.py client/penumbra_client/client.py client/penumbra_client/errors.py \
+	annotation/imports/formats.py client/penumbra_client/client.py client/penumbra_client/errors.py client/penumbra_client/types.py \
 	annotation/imports/labels.py annotation/judgment.py annotation/imports/tasks.py \
 	aggregation/maths/ifs.py aggregation/maths/agreement.py aggregation/maths/intervals.py aggregation/maths/weights.py aggregation/maths/comparisons.py \
 	aggregation/maths/sampling.py aggregation/maths/accuracy.py aggregation/maths/certification.py aggregation/maths/dataset_card.py \

@@ -19,8 +19,8 @@ from rest_framework.views import APIView
 from annotation.models import Annotation
 from annotation.selectors import annotation_created_by_save, annotation_item_id_own, annotations_visible_to
 from annotation.services import annotation_save
-from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
-from projects.formats import FORMATS, NATIVE
+from projects.api import JOB_ACCEPTED, FileReadingSerializer, IdPagination, job_accepted
+from projects.formats import FORMATS, NATIVE, OPTION_NAMES
 from projects.imports.items import RowInvalid, to_permille
 from projects.imports.tasks import import_job_start
 from projects.models import Job, Project
@@ -97,7 +97,7 @@ class AnnotationSerializer(serializers.ModelSerializer):
         ]
 
 
-class LabelImportSerializer(serializers.Serializer):
+class LabelImportSerializer(FileReadingSerializer):
     file = serializers.FileField(help_text="JSON Lines of labels (see annotation.imports.labels for the row shape).")
     format = serializers.ChoiceField(
         choices=FORMATS, default=NATIVE, help_text="Penumbra's own rows, or the file of another tool."
@@ -215,7 +215,9 @@ class LabelImportApi(APIView):
             kind=Job.Kind.IMPORT_LABELS,
             upload=data.validated_data["file"],
             options={
-                name: data.validated_data[name] for name in ("skip_invalid", "format", "allow_members", "allow_leads")
+                name: data.validated_data[name]
+                for name in ("skip_invalid", "format", "allow_members", "allow_leads", *OPTION_NAMES)
+                if name in data.validated_data
             },
         )
         return job_accepted(request, job)

@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from projects.formats import FORMATS, NATIVE
+from projects.formats import FORMATS, NATIVE, RATINGS_RULES, RESPONSE_STATUSES, OptionsInvalid, options_from
 from projects.imports.tasks import import_job_start
 from projects.models import Criterion, Item, Job, Membership, Project
 from projects.selectors import (
@@ -172,7 +172,45 @@ class JobSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ImportUploadSerializer(serializers.Serializer):
+class FileReadingSerializer(serializers.Serializer):
+    """How to read another tool's file, where the file alone does not say (projects.formats.Options)."""
+
+    scheme = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="The scheme (Potato), control (Label Studio from_name) or question (Argilla) to read.",
+    )
+    ratings_rule = serializers.ChoiceField(
+        choices=RATINGS_RULES,
+        default="refuse",
+        help_text="One rating per response becomes: nothing (refuse), a binary label for the higher-rated response, "
+        "or a Likert point from the difference.",
+    )
+    statuses = serializers.MultipleChoiceField(
+        choices=RESPONSE_STATUSES,
+        required=False,
+        help_text="Argilla responses that count (submitted by default; unknown: files that write no status).",
+    )
+    items_key = serializers.CharField(
+        required=False, allow_blank=True, max_length=200, help_text="Potato: the data key holding the responses."
+    )
+    scale = serializers.CharField(
+        required=False, allow_blank=True, max_length=40, help_text="Potato: the pairwise scale, as min..max (1..6)."
+    )
+
+    def validate_statuses(self, value: set[str]) -> list[str]:
+        return [status for status in RESPONSE_STATUSES if status in value]  # a JSON list, in a stable order
+
+    def validate_scale(self, value: str) -> str:
+        try:
+            options_from({"scale": value})
+        except OptionsInvalid as exc:
+            raise serializers.ValidationError(exc.errors["scale"]) from None
+        return value
+
+
+class ImportUploadSerializer(FileReadingSerializer):
     file = serializers.FileField(help_text="JSON Lines, one item per line, or another tool's file (see format).")
     format = serializers.ChoiceField(
         choices=FORMATS, default=NATIVE, help_text="Penumbra's own rows, or the file of another tool."

@@ -6,14 +6,14 @@ Errors name the record of the original file, as for items (projects.imports.form
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import IO
+from collections.abc import Callable, Mapping
+from typing import IO, Any
 
 from django.db import transaction
 
 from annotation.imports.labels import LabelImportResult, labels_import
 from projects.formats import NATIVE, convert_labels
-from projects.imports.formats import check_format, conversion_errors, rejected_with, traced_errors
+from projects.imports.formats import check_format, conversion_errors, format_options, rejected_with, traced_errors
 from projects.imports.items import ImportRejected
 from projects.models import Project
 
@@ -30,9 +30,13 @@ def labels_import_formatted(
     progress: Callable[[int], None] | None = None,
     allow_members: bool = False,
     allow_leads: bool = False,
+    reading: Mapping[str, Any] | None = None,
 ) -> LabelImportResult:
-    """Labels from another tool's file, converted for the project's mode; ImportRejected on bad records."""
+    """Labels from another tool's file, converted for the project's mode; ImportRejected on bad records.
+
+    ``reading``: the lead's options for reading the file (scheme, ratings_rule, statuses, items_key, scale)."""
     check_format(fmt)
+    options = format_options(reading)
     if fmt == NATIVE:
         lines = (raw.decode("utf-8", errors="replace") for raw in handle)
         return labels_import(
@@ -43,7 +47,9 @@ def labels_import_formatted(
             allow_members=allow_members,
             allow_leads=allow_leads,
         )
-    converted = convert_labels(fmt, handle, mode=project.mode, likert_points=project.likert_points, seed=project.seed)
+    converted = convert_labels(
+        fmt, handle, mode=project.mode, likert_points=project.likert_points, seed=project.seed, options=options
+    )
     failed = conversion_errors(converted)
     sources = [source for source, _ in converted.rows]
     try:
@@ -61,4 +67,5 @@ def labels_import_formatted(
         raise rejected_with(failed)
     result.errors = sorted(failed + traced_errors(result.errors, sources), key=lambda e: e.line)
     result.skipped += len(failed)
+    result.notes = converted.notes
     return result

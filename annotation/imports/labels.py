@@ -66,6 +66,7 @@ class LabelImportResult:
     revisions: int = 0  # later rows for an annotator × item already labelled in this file, kept as revisions
     skipped: int = 0
     errors: list[RowError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # how another tool's file was read, where the lead chose
 
 
 @dataclass

@@ -14,7 +14,7 @@ from annotation.imports.formats import labels_import_formatted
 from annotation.imports.labels import labels_import
 from projects.formats import NATIVE
 from projects.imports.items import ImportRejected
-from projects.imports.tasks import checked_line_count, job_lines, rejected_failure, row_errors
+from projects.imports.tasks import checked_line_count, job_lines, reading_options, rejected_failure, row_errors
 from projects.jobs import Progress, job_input_file, job_run
 from projects.models import Job
 
@@ -34,7 +34,12 @@ def import_labels_job_run(*, job_id: int) -> None:
             else:
                 progress(0, 0)
                 result = labels_import_formatted(
-                    project=job.project, fmt=fmt, handle=job_input_file(job_id=job.pk), progress=progress, **common
+                    project=job.project,
+                    fmt=fmt,
+                    handle=job_input_file(job_id=job.pk),
+                    progress=progress,
+                    reading=reading_options(job),
+                    **common,
                 )
         except ImportRejected as rejected:
             raise rejected_failure(rejected) from None
@@ -43,6 +48,7 @@ def import_labels_job_run(*, job_id: int) -> None:
             "revisions": result.revisions,
             "skipped": result.skipped,
             "errors": row_errors(result.errors),
+            **({"notes": result.notes} if result.notes else {}),
         }
 
     job_run(job_id=job_id, kinds=[Job.Kind.IMPORT_LABELS], work=work)

@@ -2,5 +2,18 @@
 
 from penumbra_client.client import FORMATS, Job, Penumbra, Project
 from penumbra_client.errors import JobFailed, PenumbraError
+from penumbra_client.types import ItemRow, LabelRow, PreferenceRow, ResponseRow, SuggestionRow
 
-__all__ = ["FORMATS", "Job", "JobFailed", "Penumbra", "PenumbraError", "Project"]
+__all__ = [
+    "FORMATS",
+    "ItemRow",
+    "Job",
+    "JobFailed",
+    "LabelRow",
+    "Penumbra",
+    "PenumbraError",
+    "PreferenceRow",
+    "Project",
+    "ResponseRow",
+    "SuggestionRow",
+]

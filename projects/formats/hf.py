@@ -1,13 +1,22 @@
-"""Hugging Face preference datasets in TRL's columns, as JSON Lines or Parquet (``dataset.to_json`` /
-``dataset.to_parquet``).
+"""Hugging Face preference datasets in the shapes TRL documents, as JSON Lines, a JSON array or Parquet
+(``dataset.to_json`` / ``dataset.to_parquet``).
 
-Items: ``prompt``, ``chosen``, ``rejected`` (texts, or chat messages ``[{"role", "content"}]``), with ``id`` or
-``prompt_id`` when the dataset has one (else an id hashed from the content, the same on every import). They go
-through the TRL path of the item import: the chosen answer's position is drawn from the project seed and the
-preference becomes gold (or the suggestion, or nothing: ``trl_chosen_as``). Other columns are kept as metadata.
+Shapes: standard (``prompt``, ``chosen``, ``rejected`` texts); conversational (chat messages ``[{"role",
+"content"}]``); implicit prompt (no ``prompt`` column: the prompt is what ``chosen`` and ``rejected`` share at the
+start, as TRL's ``extract_prompt`` reads it, and for Anthropic HH strings everything up to the last shared
+"\\n\\nAssistant: " turn); and UltraFeedback-binarized, whose ``chosen``/``rejected`` repeat the user turn of an
+explicit ``prompt`` (the shared turns are cut from both). A response is the text of what remains (its messages'
+contents, never a role marker); it may be empty, as in the native import. A prompt of several turns keeps them, a
+role per turn.
 
-Labels: ``chosen_rating`` and ``rejected_rating`` (UltraFeedback-style scores) give a binary label for the
-higher-rated answer, a tie when equal, by the annotator named in an ``annotator`` column or ``hf-dataset``.
+Items: the id is ``id`` or ``prompt_id`` when the dataset has one (else a hash of the content, the same on every
+import). The chosen answer's position is drawn from the project seed; the preference becomes gold, the suggestion
+or nothing (``trl_chosen_as``). Models come from ``chosen_model``/``rejected_model`` (or ``chosen-model``/…). Every
+other column, ``messages`` and ``source`` included, is kept as it is in the lead-only metadata.
+
+Labels: ratings of the two answers (``chosen_rating``/``rejected_rating``, ``chosen-rating``/…, or
+``score_chosen``/``score_rejected``) become a label by the lead's ``ratings_rule``, by the annotator named in an
+``annotator`` column or ``hf-dataset``.
 """
 
 from __future__ import annotations
@@ -15,29 +24,49 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import math
 from collections.abc import Iterator
 from typing import IO, Any
 
 from projects.blind import trl_chosen_first
-from projects.formats.common import Converted, Judgment, RecordInvalid, Source, label_row, read_records
+from projects.formats.common import (
+    Converted,
+    Judgment,
+    Options,
+    RecordInvalid,
+    Source,
+    label_row,
+    lead_only,
+    number,
+    read_records,
+)
 
 TOOL = "Hugging Face dataset"
 TRL_COLUMNS = ("prompt", "chosen", "rejected")
 ID_COLUMNS = ("id", "prompt_id")
-RATING_COLUMNS = ("chosen_rating", "rejected_rating")
+RATING_COLUMNS = (
+    ("chosen_rating", "rejected_rating"),
+    ("chosen-rating", "rejected-rating"),
+    ("score_chosen", "score_rejected"),
+)
+MODEL_COLUMNS = (("chosen_model", "rejected_model"), ("chosen-model", "rejected-model"))
 DEFAULT_ANNOTATOR = "hf-dataset"
 PARQUET_MAGIC = b"PAR1"
+HH_TURN = "\n\nAssistant: "
 
 
 def _rows(handle: IO[bytes]) -> Iterator[tuple[int, str, Any]]:
     data = handle.read()
     if data[:4] == PARQUET_MAGIC:
-        import pyarrow.parquet as pq  # comes with datasets; only Parquet uploads need it
+        import pyarrow as pa  # comes with datasets; only Parquet uploads need it
+        import pyarrow.parquet as pq
 
-        table = pq.read_table(io.BytesIO(data))
-        for number, row in enumerate(table.to_pylist(), start=1):
-            yield number, f"row {number}", row
+        try:
+            table = pq.read_table(io.BytesIO(data))
+        except (pa.ArrowException, OSError) as exc:
+            yield 1, "file", RecordInvalid(f"not a readable Parquet file: {exc}")
+            return
+        for number_, row in enumerate(table.to_pylist(), start=1):
+            yield number_, f"row {number_}", row
         return
     yield from read_records(io.BytesIO(data), what="row")
 
@@ -51,57 +80,162 @@ def external_id(row: dict[str, Any]) -> str:
     return "hf-" + hashlib.sha1(content.encode()).hexdigest()[:16]
 
 
+def _is_chat(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(m, dict) and "content" in m for m in value)
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message["content"]
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def _chat_text(messages: list[dict[str, Any]]) -> str:
+    """A response: its messages' contents, never a role marker (an annotator judges the answer, not the transcript)."""
+    return "\n\n".join(_content(m) for m in messages)
+
+
+def _prompt_text(messages: list[dict[str, Any]]) -> str:
+    """A prompt: one message is its content; a conversation keeps who said what."""
+    if len(messages) == 1:
+        return _content(messages[0])
+    return "\n\n".join(f"**{m.get('role', 'message')}:** {_content(m)}" for m in messages)
+
+
+def _shared_turns(chosen: list[dict[str, Any]], rejected: list[dict[str, Any]]) -> int:
+    shared = 0
+    while shared < min(len(chosen), len(rejected)) and chosen[shared] == rejected[shared]:
+        shared += 1
+    return shared
+
+
+def _implicit_text_prompt(chosen: str, rejected: str) -> int:
+    """Where the shared prompt of two texts ends: Anthropic HH's last shared assistant turn, else TRL's rule."""
+    shared = 0
+    while shared < min(len(chosen), len(rejected)) and chosen[shared] == rejected[shared]:
+        shared += 1
+    turn = chosen.rfind(HH_TURN, 0, shared)
+    if turn != -1 and chosen.startswith("\n\nHuman: "):
+        return turn + len(HH_TURN)
+    if 0 < shared < min(len(chosen), len(rejected)) and chosen[shared - 1] == " ":
+        shared -= 1  # TRL's extract_prompt leaves the space before the answers with the answers
+    return shared
+
+
+def _hh_prompt(text: str) -> str:
+    """An HH prompt ("\\n\\nHuman: …\\n\\nAssistant: …") as turns, the way TRL's hh-rlhf script splits it."""
+    body = text[: -len(HH_TURN)] if text.endswith(HH_TURN) else text
+    parts = [p for p in body.split("\n\nHuman: ") if p]
+    turns: list[dict[str, Any]] = []
+    for part in parts:
+        user, *assistant = part.split(HH_TURN)
+        turns.append({"role": "user", "content": user})
+        turns.extend({"role": "assistant", "content": a} for a in assistant)
+    return _prompt_text(turns)
+
+
+def _pair(row: dict[str, Any]) -> tuple[str, str, str]:
+    """(prompt, chosen, rejected) as texts, with the shared prompt cut from the answers."""
+    prompt, chosen, rejected = row.get("prompt"), row["chosen"], row["rejected"]
+    if _is_chat(chosen) and _is_chat(rejected):
+        shared = _shared_turns(chosen, rejected)
+        if prompt in (None, "", []):
+            if shared == 0:
+                raise RecordInvalid(f"{TOOL} row has no prompt column and chosen and rejected share no first turn")
+            prompt = chosen[:shared]
+        return _prompt_of(prompt), _chat_text(chosen[shared:]), _chat_text(rejected[shared:])
+    if isinstance(chosen, str) and isinstance(rejected, str):
+        if prompt in (None, "", []):
+            cut = _implicit_text_prompt(chosen, rejected)
+            if not chosen[:cut].strip():
+                raise RecordInvalid(f"{TOOL} row has no prompt column and chosen and rejected share no prompt")
+            text = chosen[:cut]
+            shown = _hh_prompt(text) if text.startswith("\n\nHuman: ") else text
+            return shown, chosen[cut:], rejected[cut:]
+        return _prompt_of(prompt), chosen, rejected
+    raise RecordInvalid(f"{TOOL} chosen and rejected must both be texts or both be chat messages")
+
+
+def _prompt_of(value: Any) -> str:
+    if isinstance(value, str) and value.strip():
+        return value
+    if _is_chat(value) and value:
+        return _prompt_text(value)
+    raise RecordInvalid(f"{TOOL} prompt must be a non-empty text or chat messages")
+
+
 def _checked(record: Any) -> dict[str, Any]:
     if isinstance(record, RecordInvalid):
         raise record
     if not isinstance(record, dict):
         raise RecordInvalid(f"{TOOL} row must be an object")
-    missing = [c for c in TRL_COLUMNS if record.get(c) in (None, "", [])]
+    missing = [c for c in ("chosen", "rejected") if record.get(c) is None]
     if missing:
-        raise RecordInvalid(f"{TOOL} row has no {', '.join(repr(c) for c in missing)} (TRL columns are required)")
+        raise RecordInvalid(f"{TOOL} row has no {', '.join(repr(c) for c in missing)} (TRL preference columns)")
     return record
 
 
-def items(handle: IO[bytes]) -> Converted:
+def _models(row: dict[str, Any]) -> tuple[str, str]:
+    for chosen, rejected in MODEL_COLUMNS:
+        if chosen in row or rejected in row:
+            return str(row.get(chosen) or "")[:200], str(row.get(rejected) or "")[:200]
+    return "", ""
+
+
+def items(handle: IO[bytes], *, options: Options | None = None, seed: int = 0, chosen_as: str = "gold") -> Converted:
     out = Converted()
-    for number, name, record in _rows(handle):
-        source = Source(number, name)
+    for number_, name, record in _rows(handle):
+        source = Source(number_, name)
         try:
             row = _checked(record)
+            prompt, chosen, rejected = _pair(row)
         except RecordInvalid as exc:
             out.errors.append((source, str(exc)))
             continue
-        extra = {k: v for k, v in row.items() if k not in (*TRL_COLUMNS, *ID_COLUMNS)}
-        native = {k: row[k] for k in TRL_COLUMNS}
-        out.rows.append((source, {"id": external_id(row), **native, "metadata": {**extra, "source": "hf"}}))
+        item_id = external_id(row)
+        chosen_model, rejected_model = _models(row)
+        pair = [{"text": chosen, "model": chosen_model}, {"text": rejected, "model": rejected_model}]
+        first = trl_chosen_first(seed=seed, external_id=item_id)
+        chosen_at = 0 if first else 1
+        native: dict[str, Any] = {
+            "id": item_id,
+            "prompt": prompt,
+            "responses": pair if first else pair[::-1],
+            "lead_metadata": lead_only({k: v for k, v in row.items() if k not in TRL_COLUMNS}),
+        }
+        if chosen_as == "gold":
+            native["gold"] = chosen_at
+        elif chosen_as == "suggestion":
+            native["suggestion"] = {"preferred": chosen_at, "model": "dataset-chosen"}
+        out.rows.append((source, native))
     return out
 
 
-def _rating(value: Any, column: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise RecordInvalid(f"{TOOL} {column} must be a number, not {value!r}")
-    return float(value)
+def _ratings(row: dict[str, Any]) -> tuple[float, float]:
+    for chosen, rejected in RATING_COLUMNS:
+        if row.get(chosen) is not None and row.get(rejected) is not None:
+            return number(row[chosen], f"{TOOL} {chosen}"), number(row[rejected], f"{TOOL} {rejected}")
+    names = ", ".join("/".join(pair) for pair in RATING_COLUMNS)
+    raise RecordInvalid(
+        f"{TOOL} row has no ratings ({names}): without ratings its preference is the items' gold (import it as items)"
+    )
 
 
-def labels(handle: IO[bytes], *, mode: str, likert_points: int, seed: int) -> Converted:
+def labels(handle: IO[bytes], *, mode: str, likert_points: int, seed: int, options: Options | None = None) -> Converted:
+    options = options or Options()
     out = Converted()
-    for number, name, record in _rows(handle):
-        source = Source(number, name)
+    for number_, name, record in _rows(handle):
+        source = Source(number_, name)
         try:
             row = _checked(record)
-            if any(row.get(c) is None for c in RATING_COLUMNS):
-                raise RecordInvalid(
-                    f"{TOOL} row has no chosen_rating/rejected_rating: without ratings its preference is the "
-                    "items' gold (import it as items)"
-                )
-            chosen, rejected = (_rating(row[c], c) for c in RATING_COLUMNS)
+            chosen, rejected = _ratings(row)
             item = external_id(row)
             ratings = (chosen, rejected) if trl_chosen_first(seed=seed, external_id=item) else (rejected, chosen)
             annotator = str(row.get("annotator") or DEFAULT_ANNOTATOR)
             judgment = Judgment(item=item, annotator=annotator, ratings=ratings)
-            native = label_row(judgment, mode=mode, likert_points=likert_points, tool=TOOL)
+            native = label_row(judgment, mode=mode, likert_points=likert_points, tool=TOOL, options=options)
         except RecordInvalid as exc:
             out.errors.append((source, str(exc)))
             continue
+        out.note(options.ratings_note())
         out.rows.append((source, native))
     return out

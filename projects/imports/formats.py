@@ -12,12 +12,13 @@ JSON Lines keep the services' streaming.
 from __future__ import annotations
 
 import json
-from typing import IO
+from collections.abc import Mapping
+from typing import IO, Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from projects.formats import FORMATS, NATIVE, Converted, Source, convert_items
+from projects.formats import FORMATS, NATIVE, Converted, Options, OptionsInvalid, Source, convert_items, options_from
 from projects.imports.items import ImportRejected, ImportResult, Progress, RowError, items_import
 from projects.models import Project
 
@@ -27,6 +28,14 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False)
 def check_format(fmt: str) -> None:
     if fmt not in FORMATS:
         raise ValidationError({"format": f"Expected one of {', '.join(FORMATS)}."})
+
+
+def format_options(raw: Mapping[str, Any] | None) -> Options:
+    """The lead's reading options (projects.formats.Options) from a request or a job; ValidationError names bad ones."""
+    try:
+        return options_from(raw or {})
+    except OptionsInvalid as exc:
+        raise ValidationError(exc.errors) from None
 
 
 def conversion_errors(converted: Converted) -> list[RowError]:
@@ -56,9 +65,13 @@ def items_import_formatted(
     skip_invalid: bool = False,
     trl_chosen_as: str = "gold",
     progress: Progress | None = None,
+    reading: Mapping[str, Any] | None = None,
 ) -> ImportResult:
-    """Items from another tool's file; raises ImportRejected (nothing written) on bad records unless skipping."""
+    """Items from another tool's file; raises ImportRejected (nothing written) on bad records unless skipping.
+
+    ``reading``: the lead's options for reading the file (scheme, ratings_rule, statuses, items_key, scale)."""
     check_format(fmt)
+    options = format_options(reading)
     if fmt == NATIVE:
         lines = (raw.decode("utf-8", errors="replace") for raw in handle)
         return items_import(
@@ -69,7 +82,7 @@ def items_import_formatted(
             trl_chosen_as=trl_chosen_as,
             progress=progress,
         )
-    converted = convert_items(fmt, handle)
+    converted = convert_items(fmt, handle, options=options, seed=project.seed, trl_chosen_as=trl_chosen_as)
     failed = conversion_errors(converted)
     sources = [source for source, _ in converted.rows]
     try:
@@ -89,4 +102,5 @@ def items_import_formatted(
         raise rejected_with(failed)
     result.errors = sorted(failed + traced_errors(result.errors, sources), key=lambda e: e.line)
     result.invalid += len(failed)
+    result.notes = converted.notes
     return result

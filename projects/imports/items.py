@@ -57,6 +57,7 @@ class ImportResult:
     skipped: int = 0
     invalid: int = 0
     errors: list[RowError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # how another tool's file was read, where the lead chose
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +66,7 @@ class ImportResult:
             "skipped": self.skipped,
             "invalid": self.invalid,
             "errors": [{"line": e.line, "message": e.message} for e in self.errors],
+            **({"notes": self.notes} if self.notes else {}),
         }
 
 

@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 from django.core.files.base import File
 from django.db import transaction
 
-from projects.formats import FORMATS, NATIVE
+from projects.formats import FORMATS, NATIVE, OPTION_NAMES, OptionsInvalid, options_from
 from projects.imports.formats import items_import_formatted
 from projects.imports.items import DUPLICATE_POLICIES, TRL_CHOSEN_AS, ImportRejected, RowError, items_import
 from projects.jobs import (
@@ -56,6 +56,10 @@ def check_import_job(*, kind: str, upload: File, options: dict[str, Any]) -> Non
         errors["format"] = f"Expected one of {', '.join(FORMATS)}."
     if not isinstance(options.get("skip_invalid", False), bool):
         errors["skip_invalid"] = "Expected true or false."
+    try:
+        options_from(options)
+    except OptionsInvalid as exc:
+        errors.update(exc.errors)
     if errors:
         raise ValidationError(errors)
 
@@ -74,6 +78,11 @@ def import_job_start(
     job_input_store(job=job, upload=upload)
     job_enqueue_on_commit(job)
     return job
+
+
+def reading_options(job: Job) -> dict[str, Any]:
+    """The options for reading another tool's file, as the lead gave them (projects.formats.Options)."""
+    return {name: job.options[name] for name in OPTION_NAMES if name in job.options}
 
 
 def row_errors(errors: list[RowError]) -> list[dict[str, Any]]:
@@ -123,7 +132,12 @@ def import_items_job_run(*, job_id: int) -> None:
                 # Another tool's file (often one JSON array) is converted whole, so it is read whole.
                 progress(0, 0)
                 converted = items_import_formatted(
-                    project=job.project, fmt=fmt, handle=job_input_file(job_id=job.pk), progress=progress, **common
+                    project=job.project,
+                    fmt=fmt,
+                    handle=job_input_file(job_id=job.pk),
+                    progress=progress,
+                    reading=reading_options(job),
+                    **common,
                 )
                 return converted.as_dict()
             total = checked_line_count(job)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from penumbra_client import JobFailed, Penumbra, PenumbraError
@@ -113,7 +114,8 @@ def test_imports_wait_for_their_jobs_and_report_failures_by_record(client, capsy
 def test_stats_and_exports_after_the_worker_computed_them(client, penumbra_server, tmp_path):
     project = client.create_project("Client: exports", mode="binary")
     client.import_items(project, DATA / "hf_preferences.jsonl", format="hf")
-    client.import_labels(project, DATA / "hf_preferences.jsonl", format="hf")
+    labels = client.import_labels(project, DATA / "hf_preferences.jsonl", format="hf", ratings_rule="binary")
+    assert labels.result["notes"][0].startswith("Ratings of each response became binary labels")
 
     stats = _eventually(
         lambda: client.stats(project),
@@ -136,8 +138,10 @@ def test_stats_and_exports_after_the_worker_computed_them(client, penumbra_serve
         ("How many legs does a spider have?", "Eight.", "Six, like all insects."),
         ("What does HTTP 404 mean?", "The server found no resource at that URL.", "The server crashed."),
     }
-    dataset = client.export_dataset(project, format="dpo")
+    dataset = client.export_dataset(project, format="dpo", cache_dir=tmp_path / "arrow")
     assert dataset.num_rows == 2
+    # Built on disk and memory-mapped from the cache, not held in memory.
+    assert all(Path(f["filename"]).is_relative_to(tmp_path / "arrow") for f in dataset.cache_files)
     assert {"prompt", "chosen", "rejected", "p_chosen", "provenance"} <= set(dataset.column_names)
     assert sorted(dataset["chosen"]) == sorted(r["chosen"] for r in rows)
     annotations = client.export_dataset(project, format="annotations")

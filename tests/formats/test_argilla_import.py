@@ -25,7 +25,9 @@ def test_rankings_become_binary_labels():
     prompt, responses = stored_items(project)["rec-002"]
     assert prompt == "Is 0.1 + 0.2 == 0.3 in Python?"
     assert responses[0] == "Yes."
-    assert project.items.get(external_id="rec-001").metadata == {"source_split": "train", "source": "argilla"}
+    # Record metadata is the lead's: annotators receive the prompt and the responses only.
+    rec = project.items.get(external_id="rec-001")
+    assert (rec.metadata, rec.lead_metadata) == ({}, {"source_split": "train"})
     # The draft answer to rec-002 is not a label; the rank-object form and the plain list both read.
     assert labels.created == 3
     assert stored_labels(project) == {("rec-001", FIRST): 0, ("rec-001", SECOND): 1, ("rec-002", FIRST): 1}

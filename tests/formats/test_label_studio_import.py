@@ -1,4 +1,5 @@
-"""Label Studio's JSON export: tasks become items, pairwise choices binary labels, ratings Likert points."""
+"""Label Studio's JSON export: tasks become items, pairwise choices binary labels, a named rating control Likert
+points."""
 
 from __future__ import annotations
 
@@ -45,8 +46,11 @@ def test_lead_time_and_creation_time_are_kept():
 def test_rating_export_gives_likert_points():
     project = ProjectFactory(mode=Project.Mode.LIKERT, likert_points=5)
     import_items(project, "label-studio", "label_studio_rating.json")
+    # The rating control is attached to answer1: only the lead can say it is a side-by-side scale.
+    with pytest.raises(ImportRejected, match="rates 'answer1' only"):
+        import_labels(project, "label-studio", "label_studio_rating.json")
 
-    import_labels(project, "label-studio", "label_studio_rating.json")
+    import_labels(project, "label-studio", "label_studio_rating.json", reading={"scheme": "preference_scale"})
 
     assert stored_labels(project) == {
         ("11", "label-studio-1"): 2,
@@ -60,7 +64,7 @@ def test_ratings_beyond_the_project_scale_are_refused():
     import_items(project, "label-studio", "label_studio_rating.json")
 
     with pytest.raises(ImportRejected) as rejected:
-        import_labels(project, "label-studio", "label_studio_rating.json")
+        import_labels(project, "label-studio", "label_studio_rating.json", reading={"scheme": "preference_scale"})
 
     assert [str(e) for e in rejected.value.errors] == [
         "line 1: task 1 (id 11): scale point 4 is outside this project's 1..3",
@@ -88,7 +92,7 @@ def test_bad_export_names_each_task_and_changes_nothing():
     with pytest.raises(ImportRejected) as labels_rejected:
         import_labels(project, "label-studio", "label_studio_bad.json")
     messages = [e.message for e in labels_rejected.value.errors]
-    assert "task 2 (id 12): Label Studio task has no 'choices' or 'pairwise' result" in messages
+    assert "task 2 (id 12): Label Studio task has no 'choices', 'pairwise' or 'rating' result" in messages
     assert any(m.startswith("task 3 (id 13):") for m in messages)
     assert snapshot(project) == (2, 0)
 

@@ -10,7 +10,11 @@ from annotation.imports.formats import labels_import_formatted
 from annotation.imports.labels import LabelImportResult, labels_import
 from projects.formats import FORMATS, NATIVE
 from projects.imports.items import ImportRejected
-from projects.management.commands.import_items import project_from_argument
+from projects.management.commands.import_items import (
+    add_reading_arguments,
+    project_from_argument,
+    reading_from_arguments,
+)
 
 
 class Command(BaseCommand):
@@ -25,6 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
         parser.add_argument("--skip-invalid", action="store_true", help="import the good rows, report the bad ones")
         parser.add_argument("--format", choices=FORMATS, default=NATIVE, help="the tool the file comes from")
+        add_reading_arguments(parser)
         parser.add_argument(
             "--allow-members", action="store_true", help="rows may name annotators of this project who have a login"
         )
@@ -41,6 +46,7 @@ class Command(BaseCommand):
                     result = labels_import_formatted(
                         project=project,
                         fmt=options["format"],
+                        reading=reading_from_arguments(options),
                         handle=handle,
                         skip_invalid=options["skip_invalid"],
                         allow_members=options["allow_members"],
@@ -76,6 +82,8 @@ class Command(BaseCommand):
     def _report(self, result: LabelImportResult) -> None:
         for error in result.errors:
             self.stderr.write(f"skipped {error}")
+        for note in result.notes:
+            self.stdout.write(note)
         self.stdout.write(
             self.style.SUCCESS(
                 f"{result.created} labels imported, {result.revisions} later rows kept as revisions, "

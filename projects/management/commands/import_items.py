@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from projects.formats import FORMATS, NATIVE
+from projects.formats import FORMATS, NATIVE, RATINGS_RULES, RESPONSE_STATUSES
 from projects.imports.formats import items_import_formatted
 from projects.imports.items import DUPLICATE_POLICIES, TRL_CHOSEN_AS, ImportRejected, ImportResult, items_import
 from projects.models import Project
@@ -19,6 +19,29 @@ def project_from_argument(value: str) -> Project:
     if project is None:
         raise CommandError(f"No project with slug or id {value!r}.")
     return project
+
+
+def add_reading_arguments(parser: CommandParser) -> None:
+    """How to read another tool's file where the file alone does not say (projects.formats.Options)."""
+    parser.add_argument("--scheme", help="the scheme (Potato), control (Label Studio) or question (Argilla) to read")
+    parser.add_argument(
+        "--ratings-rule", choices=RATINGS_RULES, default="refuse", help="how one rating per response becomes a label"
+    )
+    parser.add_argument(
+        "--statuses", default="submitted", help=f"Argilla responses that count, comma-separated: {RESPONSE_STATUSES}"
+    )
+    parser.add_argument("--items-key", help="Potato: the data key holding the responses (the config's items_key)")
+    parser.add_argument("--scale", help="Potato: the pairwise scale as min..max (e.g. 1..6)")
+
+
+def reading_from_arguments(options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "scheme": options.get("scheme"),
+        "ratings_rule": options.get("ratings_rule"),
+        "statuses": options.get("statuses"),
+        "items_key": options.get("items_key"),
+        "scale": options.get("scale"),
+    }
 
 
 class Command(BaseCommand):
@@ -34,6 +57,7 @@ class Command(BaseCommand):
         parser.add_argument("--on-duplicate", choices=DUPLICATE_POLICIES, default="reject")
         parser.add_argument("--trl-chosen-as", choices=TRL_CHOSEN_AS, default="gold")
         parser.add_argument("--format", choices=FORMATS, default=NATIVE, help="the tool the file comes from")
+        add_reading_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = project_from_argument(options["project"])
@@ -76,6 +100,7 @@ class Command(BaseCommand):
                 return items_import_formatted(
                     project=project,
                     fmt=options["format"],
+                    reading=reading_from_arguments(options),
                     handle=handle,
                     on_duplicate=options["on_duplicate"],
                     skip_invalid=options["skip_invalid"],
@@ -91,6 +116,8 @@ class Command(BaseCommand):
     def _report(self, result: ImportResult) -> None:
         for error in result.errors:
             self.stderr.write(f"skipped {error}")
+        for note in result.notes:
+            self.stdout.write(note)
         self.stdout.write(
             self.style.SUCCESS(
                 f"{result.created} created, {result.updated} updated, {result.skipped} skipped as duplicates, "
