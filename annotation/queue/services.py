@@ -256,19 +256,20 @@ def next_item_pick(
     annotated with ``mine_id`` (the annotator's own earlier, expired claim on it, if any) and ``labelled``
     (whether they have a label on it, e.g. an imported one), read in the same statement.
     """
+    # Each builder gets exactly the values it uses: compiled_sql refuses a value bound to no parameter.
     values: dict[str, Any] = {
         "project_id": project.pk,
-        "offset": judgment.queue_offset(seed=project.seed, annotator_id=int(annotator.pk)),
         "annotator_id": int(annotator.pk),
         "now": now,
         "exclude": list(exclude_item_ids),
     }
+    offset = judgment.queue_offset(seed=project.seed, annotator_id=int(annotator.pk))
     for count in range(project.overlap):
         for upper in (True, False):
             chosen = _first_fitting(
                 ("scan", upper),
                 _scan_upper if upper else _scan_lower,
-                {**values, "count": count, "room": project.overlap - count},
+                {**values, "offset": offset, "count": count, "room": project.overlap - count},
             )
             if chosen is not None:
                 return chosen
