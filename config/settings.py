@@ -261,8 +261,19 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# kombu's Redis transport with the fix that keeps the worker alive when the broker goes away while it holds
+# unacknowledged messages (config/broker.py says what crashed it). rediss:// keeps kombu's own transport.
+if (_redis_url or "").startswith("redis://"):
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
 # A save must never fail because the broker is down: reconciliation picks the work up later.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
+# Messages a worker held when the broker went away return after the visibility timeout; it must outlast the longest
+# countdown plus the longest hard time limit (project_recompute: 1,860 s), or a running task is delivered twice.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "visibility_timeout": 3600,
+}
 # Finds aggregates older than their newest annotation (Redis or a worker was down) and recomputes them.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "aggregates-reconcile": {
