@@ -191,6 +191,8 @@ if _redis_url:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": _redis_url,
             "KEY_PREFIX": "penumbra",
+            # Sessions and signed-in users as JSON, never pickles (config/cache.py, config/auth.py).
+            "OPTIONS": {"serializer": "config.cache.JSONSerializer"},
         },
     }
 else:
