@@ -111,7 +111,15 @@ if _database_url is None:
         }
     }
 else:
-    DATABASES = {"default": dict(dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60)))}
+    # Health checks: a kept connection that died with a PostgreSQL restart is replaced at the start of the next
+    # request instead of failing it.
+    DATABASES = {
+        "default": dict(
+            dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True)
+        )
+    }
+# While the database is unreachable requests answer 503 with this Retry-After (config/outage.py).
+DATABASE_RETRY_AFTER_SECONDS = env_int("DATABASE_RETRY_AFTER_SECONDS", 5, minimum=1)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
