@@ -16,8 +16,9 @@ transaction and again after it commits, and readers only ever ``add`` an entry (
 read the old row before the commit cannot put it back over the tombstone, so a deactivation or a password change
 holds from the next request. A tombstone lives ``USER_CACHE_SECONDS``; a write that bypasses ``save()``
 (``QuerySet.update``) is seen within that time. ``last_login`` alone (written at every login) changes nothing
-cached and is not a reason to forget. While the cache is unreachable the row is read as before; a user's write
-then fails, as a deactivated user must not stay signed in from a stale copy once Redis is back.
+cached and is not a reason to forget. While the cache is unreachable the row is read as before; a change to an
+existing user then fails, as a deactivated user must not stay signed in from a stale copy once Redis is back (new
+users and logins go through).
 """
 
 from __future__ import annotations
@@ -123,8 +124,12 @@ def on_user_written(sender: Any, instance: Any, update_fields: Any = None, **kwa
         return
     user_id = instance.pk  # a deleted instance loses its pk before the commit
     if kwargs.get("created"):
-        # Nobody can have read a row that did not exist; an entry left under a reused id just goes.
-        _cache().delete(_key(user_id))
+        # Nobody can have read a row that did not exist, so a new account (a study participant arriving while Redis
+        # is down) never waits for the cache; an entry left under a reused id just goes, when the cache answers.
+        try:
+            _cache().delete(_key(user_id))
+        except Exception:
+            logger.warning("Session cache unreachable; nothing to forget for new user %s", user_id)
         return
     user_forget(user_id=user_id)
     transaction.on_commit(lambda: _forget_after_commit(user_id))
