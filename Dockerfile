@@ -8,6 +8,6 @@ RUN SECRET_KEY=collectstatic-only-placeholder-key-000000000000 python manage.py 
 RUN useradd --create-home penumbra && mkdir -p /data && chown penumbra /data
 USER penumbra
 EXPOSE 8000
-# gthread: saves wait on PostgreSQL most of the time, so threads overlap them cheaply; about one worker process per
-# core, 8 threads each (WEB_CONCURRENCY overrides the worker count, e.g. 2 on a 2-core machine).
-CMD ["sh", "-c", "exec gunicorn config.wsgi --bind 0.0.0.0:8000 --worker-class gthread --workers ${WEB_CONCURRENCY:-2} --threads 8 --access-logfile -"]
+# gunicorn reads its settings (workers, threads, keep-alive, timeouts) from config/gunicorn.py, overridable from the
+# environment (WEB_CONCURRENCY, WEB_THREADS, GUNICORN_*).
+CMD ["gunicorn", "-c", "config/gunicorn.py", "config.wsgi"]

@@ -10,6 +10,7 @@ and owns the transactions; a whole-project run loads the project's judgments onc
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable
 from typing import Any, cast
@@ -29,8 +30,10 @@ from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggrega
 from aggregation.studies import adaptive as adaptive_services
 from aggregation.studies import figures as study_figures
 from annotation.models import Annotation
-from config import events
+from config import events, locks
 from projects.models import Item, Project
+
+logger = logging.getLogger(__name__)
 
 #: From this many response rows on, PostgreSQL writes go through COPY and a merge (many items); fewer (a save) use
 #: bulk_create.
@@ -187,6 +190,21 @@ def project_aggregates_recompute(*, project_id: int) -> dict[str, Any]:
     # beside the model's agreement, then the handoff rule reads them.
     events.figures_recomputed(project_id=project_id)
     return {"weights_moved": moved, "items": items, "suggestion_figures": True, "handoff": True}
+
+
+def project_aggregates_recompute_exclusive(*, project_id: int) -> dict[str, Any] | None:
+    """``project_aggregates_recompute`` unless another process is running it for this project (None then).
+
+    Two workers running one project at once would both write its figures from different snapshots, the slower
+    one last; the background tasks go through here. Start and end are logged: the multi-process test reads them."""
+    with locks.advisory_lock_try(namespace=locks.PROJECT_RECOMPUTE, key=project_id) as acquired:
+        if not acquired:
+            return None
+        logger.info("Project %s: recompute started", project_id)
+        try:
+            return project_aggregates_recompute(project_id=project_id)
+        finally:
+            logger.info("Project %s: recompute finished", project_id)
 
 
 def stale_items_list(*, limit: int | None = None) -> dict[int, list[int]]:

@@ -84,7 +84,16 @@ def project_recompute(project_id: int) -> dict[str, object]:
     dispatch.project_recompute_pending_clear(project_id=project_id)
     if not Project.objects.filter(pk=project_id).exists():
         return {}
-    return services.project_aggregates_recompute(project_id=project_id)
+    done = services.project_aggregates_recompute_exclusive(project_id=project_id)
+    if done is None:
+        # Another worker is recomputing this project and may have read it before the save that sent this task:
+        # schedule one more run (merged with any other pending one) instead of running beside it.
+        try:
+            dispatch.project_recompute_schedule(project_id=project_id)
+        except Exception:
+            logger.warning("Project %s busy and the broker unreachable; reconciliation will run it", project_id)
+        return {"busy": True}
+    return done
 
 
 @shared_task(

@@ -9,8 +9,13 @@ Afterwards the database is checked: every acknowledged save present exactly once
 save) with the values last acknowledged, and no annotation nobody was told was saved.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/penumbra_bench_load python benchmarks/load.py
-    options: --mode closed|paced|both  --annotators 1 10 50  --seconds 30  --rate 40  --items 1000
+    options: --mode closed|paced|both|overload  --annotators 1 10 50  --seconds 30  --rate 40  --items 1000
              --workers 1 --threads 8  --app-dir DIR (run another checkout's code, e.g. the previous release)
+             --keepalive S (override config/gunicorn.py's keep-alive, e.g. 2, gunicorn's default, to compare)
+
+``--mode overload`` measures the capacity (closed loop with the largest N), then offers twice that many items/s
+from twice as many annotators and counts the requests that ended without a response (the connection closed or
+reset, or no answer within the client's 60 s): the number that must be 0.
 
 The client is a thread per annotator on httpx rather than locust: no new dependency, and the script must know
 exactly which saves were acknowledged (the client token and the values of every 200) to check the database, which
@@ -47,6 +52,8 @@ from load_stack import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+# httpx's exception names for a request that got no response (load_client records them by name).
+NO_RESPONSE = ("RemoteProtocolError", "ReadError", "WriteError", "ConnectError", "Timeout", "CloseError")
 
 
 # --- one run -------------------------------------------------------------------------------------------------------
@@ -128,6 +135,8 @@ def run_once(
         "save_ms": [round(pct(results.save_ms, q)) for q in (0.5, 0.95, 0.99)],
         "next_ms": [round(pct(results.next_ms, q)) for q in (0.5, 0.95, 0.99)],
         "errors": len(results.errors),
+        # Requests that got no HTTP response at all: the connection closed, reset or refused, or a timeout.
+        "no_response": sum(any(kind in error for kind in NO_RESPONSE) for error in results.errors),
         "error_sample": results.errors[:3],
         "queue_empty": results.queue_empty,
         "freshness_s": [round(pct(lags, q), 2) for q in (0.5, 0.95)] + [round(max(lags), 2) if lags else None],
@@ -152,7 +161,8 @@ def _print(result: dict[str, object]) -> None:
         f"{result['label']:>12} N={result['annotators']:<3} {result['offered']:>12}: "
         f"{result['items_per_s']:6.1f} items/s ({result['saves']} saves in {result['seconds']} s) | "
         f"save p50/p95/p99 {save[0]}/{save[1]}/{save[2]} ms | next {nxt[0]}/{nxt[1]}/{nxt[2]} ms | "
-        f"errors {result['errors']} | freshness p50/p95/max {fresh[0]}/{fresh[1]}/{fresh[2]} s "
+        f"errors {result['errors']} (no response {result['no_response']}) | "
+        f"freshness p50/p95/max {fresh[0]}/{fresh[1]}/{fresh[2]} s "
         f"({result['fresh_measured']}) | backlog +5 s {result['backlog_5s_after']} | db {result['database_check']} | "
         f"server CPU ms/save {result['cpu_ms_per_save']}",
         flush=True,
@@ -173,7 +183,8 @@ def main() -> None:
         print(json.dumps(build(name=args.name, n_items=args.items, n_annotators=args.annotators)))
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=["closed", "paced", "both"], default="both")
+    parser.add_argument("--mode", choices=["closed", "paced", "both", "overload"], default="both")
+    parser.add_argument("--keepalive", type=int, help="gunicorn keep-alive seconds (default: config/gunicorn.py)")
     parser.add_argument("--annotators", type=int, nargs="+", default=[1, 10, 50])
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--rate", type=float, default=40, help="items/s offered in total in paced mode")
@@ -211,7 +222,10 @@ def main() -> None:
         "PENUMBRA_DATA_DIR": str(logs),
         "AGGREGATION_PROJECT_DELAY": os.environ.get("AGGREGATION_PROJECT_DELAY", "1"),
         "LOG_LEVEL": "WARNING",
+        "GUNICORN_ACCESS_LOG": os.environ.get("GUNICORN_ACCESS_LOG", "/dev/null"),
     }
+    if args.keepalive:
+        env["GUNICORN_KEEPALIVE"] = str(args.keepalive)
     stack = Stack(app_dir=args.app_dir.resolve(), env=env, port=free_port())
     stack.run("manage.py", "migrate", "--noinput")
     print(
@@ -238,6 +252,22 @@ def main() -> None:
             for n in args.annotators:
                 results.append(run_once(stack, n=n, seconds=args.seconds, items=args.items, rate=None, label="closed"))
                 _print(results[-1])
+        if args.mode == "overload":
+            n = max(args.annotators)
+            capacity = run_once(stack, n=n, seconds=args.seconds, items=args.items, rate=None, label="capacity")
+            results.append(capacity)
+            _print(capacity)
+            offered = 2 * float(capacity["items_per_s"])
+            results.append(
+                run_once(stack, n=2 * n, seconds=args.seconds, items=args.items, rate=offered, label="overload")
+            )
+            _print(results[-1])
+            print(
+                f"overload: {offered:g} items/s offered (2 × capacity {capacity['items_per_s']}) by {2 * n} "
+                f"annotators: {results[-1]['no_response']} requests without a response (target 0), "
+                f"{results[-1]['errors']} errors, save p99 {results[-1]['save_ms'][2]} ms",
+                flush=True,
+            )
         if args.mode in ("paced", "both"):
             n = max(args.annotators)
             results.append(run_once(stack, n=n, seconds=args.seconds, items=args.items, rate=args.rate, label="paced"))

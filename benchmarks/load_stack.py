@@ -87,8 +87,12 @@ class Stack:
 
     def start(self, *, workers: int, threads: int, logs: Path) -> None:
         bin_dir = Path(sys.executable).parent
+        # The deployed settings (config/gunicorn.py: keep-alive, timeouts, backlog) when the code under test has
+        # them; the worker and thread counts of the run on top.
+        config = ["-c", "config/gunicorn.py"] if (self.app_dir / "config" / "gunicorn.py").exists() else []
         web = [
             str(bin_dir / "gunicorn"),
+            *config,
             "config.wsgi",
             "--bind",
             f"127.0.0.1:{self.port}",
@@ -98,8 +102,6 @@ class Stack:
             str(workers),
             "--threads",
             str(threads),
-            "--backlog",
-            "512",
         ]
         worker = [str(bin_dir / "celery"), "-A", "config", "worker", "--concurrency=1", "--loglevel=WARNING"]
         worker += ["-Q", self.env["CELERY_QUEUE"], "--without-gossip", "--without-mingle", "--without-heartbeat"]

@@ -113,7 +113,15 @@ if _database_url is None:
         }
     }
 else:
-    DATABASES = {"default": dict(dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60)))}
+    # Health checks: a kept connection that died with a PostgreSQL restart is replaced at the start of the next
+    # request instead of failing it.
+    DATABASES = {
+        "default": dict(
+            dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True)
+        )
+    }
+# While the database is unreachable requests answer 503 with this Retry-After (config/outage.py).
+DATABASE_RETRY_AFTER_SECONDS = env_int("DATABASE_RETRY_AFTER_SECONDS", 5, minimum=1)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -193,6 +201,8 @@ if _redis_url:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": _redis_url,
             "KEY_PREFIX": "penumbra",
+            # Sessions and signed-in users as JSON, never pickles (config/cache.py, config/auth.py).
+            "OPTIONS": {"serializer": "config.cache.JSONSerializer"},
         },
     }
 else:
@@ -275,8 +285,19 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# kombu's Redis transport with the fix that keeps the worker alive when the broker goes away while it holds
+# unacknowledged messages (config/broker.py says what crashed it). rediss:// keeps kombu's own transport.
+if (_redis_url or "").startswith("redis://"):
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
 # A save must never fail because the broker is down: reconciliation picks the work up later.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
+# Messages a worker held when the broker went away return after the visibility timeout; it must outlast the longest
+# countdown plus the longest hard time limit (project_recompute: 1,860 s), or a running task is delivered twice.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "visibility_timeout": 3600,
+}
 # Finds aggregates older than their newest annotation (Redis or a worker was down) and recomputes them.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "aggregates-reconcile": {

@@ -11,6 +11,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 swagger_ui = csp_update({"style-src": ["'unsafe-inline'"]})(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
 
 handler404 = "config.api_errors.not_found"
+# The database briefly gone: 503 with Retry-After (JSON for the API) instead of Django's 500 page.
+handler500 = "config.outage.server_error"
 
 urlpatterns = [
     # Browsers ask for /favicon.ico whatever the page's <link rel="icon"> says; answer with the real icon.
