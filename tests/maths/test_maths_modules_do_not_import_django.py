@@ -16,6 +16,7 @@ def test_importing_the_maths_pulls_in_no_django() -> None:
         "import aggregation.comparisons, aggregation.sampling, aggregation.accuracy, aggregation.certification\n"
         "import aggregation.position_bias, aggregation.adaptive, aggregation.self_consistency\n"
         "import aggregation.method_comparison, annotation.crossover_design\n"
+        "import aggregation.leaderboard, aggregation.ppi, aggregation.annotator_population\n"
         "loaded = sorted(name for name in sys.modules if name == 'django' or name.startswith('django.'))\n"
         "print(','.join(loaded))\n"
     )
