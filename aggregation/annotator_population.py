@@ -57,7 +57,9 @@ class PopulationAgreement:
         }
 
 
-def label_pairs(category: ArrayLike, annotator: ArrayLike) -> tuple[NDArray[np.int64], ...]:
+def label_pairs(
+    category: ArrayLike, annotator: ArrayLike
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Every pair of labels of one item, from (items, slots) arrays of categories (NaN: no label) and annotator
     indexes (−1: none): (item, annotator a, annotator b, agree) per pair, with a < b."""
     cat = np.asarray(category, dtype=np.float64)

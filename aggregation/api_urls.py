@@ -1,6 +1,6 @@
 from django.urls import path
 
-from aggregation import api, method_study_views
+from aggregation import api, conclusion_views, method_study_views
 
 urlpatterns = [
     path("projects/<int:project_id>/stats/", api.StatsApi.as_view(), name="api-stats"),
@@ -8,6 +8,11 @@ urlpatterns = [
         "projects/<int:project_id>/method-study/report/",
         method_study_views.MethodStudyReportApi.as_view(),
         name="api-method-study-report",
+    ),
+    path(
+        "projects/<int:project_id>/conclusions/",
+        conclusion_views.ConclusionsApi.as_view(),
+        name="api-conclusions",
     ),
     path("projects/<int:project_id>/aggregates/items/", api.ItemAggregateListApi.as_view(), name="api-item-aggregates"),
     path(

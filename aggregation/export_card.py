@@ -16,6 +16,7 @@ from typing import Any
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from aggregation.conclusion_selectors import conclusions_for_project
 from aggregation.dataset_card import CardFacts, dataset_card
 from aggregation.export import ExportOptions, export_filename
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance
@@ -62,6 +63,7 @@ def export_card_facts(*, project: Project, options: ExportOptions) -> CardFacts:
         audit=labeling.get("audit") if (labeling.get("audit") or {}).get("state") else None,
         calibration=calibration.get("bins") or [],
         verification=labeling.get("verification"),
+        conclusions=conclusions_for_project(project=project),
     )
 
 
