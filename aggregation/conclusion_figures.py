@@ -44,6 +44,8 @@ SOURCE_LABELS = {
     "gold": "Gold",
     "llm": "LLM suggestions",
 }
+#: A prediction-powered figure needs this many human-labelled sampled items (as every human-vs-model figure).
+MINIMUM_SAMPLE = 5
 #: A source needs this many comparisons before its leaderboard is fitted; below it the page says what it needs.
 MINIMUM_COMPARISONS = 5
 
@@ -241,7 +243,7 @@ def ppi_figures(inputs: Inputs, level: float = 0.95) -> dict[str, Any]:
         "figures": listed,
     }
     if labelled.sum() < 2:
-        base["empty"] = "needs a human-labelled random sample (blind items with blind labels) of at least 2 items"
+        base["empty"] = "needs blind human labels on at least 2 items of the random sample"
         return base
     sign = preference_sign(s, band)
     llm_s = np.where(inputs.llm_preferred == 0, 1.0, np.where(inputs.llm_preferred == 1, -1.0, 0.0))
@@ -289,8 +291,8 @@ def ppi_figures(inputs: Inputs, level: float = 0.95) -> dict[str, Any]:
         values = np.asarray(per_label, dtype=np.float64)
         sample = domain & labelled
         entry: dict[str, Any] = {"key": key, "label": label}
-        if sample.sum() < 2:
-            entry["empty"] = f"needs 2 human-labelled sampled items (has {int(sample.sum())})"
+        if sample.sum() < MINIMUM_SAMPLE:
+            entry["empty"] = f"needs {MINIMUM_SAMPLE} human-labelled sampled items (has {int(sample.sum())})"
             listed.append(entry)
             continue
         rows = values[sample]
@@ -303,6 +305,10 @@ def ppi_figures(inputs: Inputs, level: float = 0.95) -> dict[str, Any]:
             level=level,
         )
         entry.update(est.as_dict())
+        # A Wald interval on a handful of items can pass the figure's range; what lies outside it is impossible.
+        low, high = (-1.0, 1.0) if key == "mean_margin" else (0.0, 1.0)
+        for part in (entry, entry["human_only"]):
+            part["ci"] = [max(part["ci"][0], low), min(part["ci"][1], high)]
         listed.append(entry)
     return base
 
