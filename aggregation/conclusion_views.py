@@ -174,7 +174,10 @@ class ConclusionsApi(APIView):
             OpenApiParameter("sample", str, enum=list(SAMPLES), description="The human sample for PPI."),
             OpenApiParameter("format", str, enum=["json", "csv"]),
         ],
-        responses={200: OpenApiResponse(OpenApiTypes.OBJECT)},
+        responses={
+            (200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="The figures."),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="The same figures as CSV rows."),
+        },
     )
     def get(self, request: Request, project_id: int) -> HttpResponse:
         params = request.query_params
