@@ -164,3 +164,22 @@ def test_the_dataset_card_carries_the_leaderboard_and_the_prediction_powered_fig
     assert f"people labelled a random sample of {ppi['human_items']} of them" in card
     assert "PPI++" in card
     assert "How often two annotators from the same pool agree" in card
+
+
+@pytest.mark.django_db
+def test_ifs_labels_enter_by_their_signed_preference_weighted_by_confidence():
+    from aggregation.conclusion_figures import source_comparisons
+    from aggregation.conclusion_selectors import _inputs
+    from tests.aggregation.conftest import annotate_ifs
+
+    project, items, annotators = project_make(n_items=1, n_annotators=2)
+    Response.objects.filter(item=items[0], position=0).update(model_name="alpha")
+    Response.objects.filter(item=items[0], position=1).update(model_name="beta")
+    annotate_ifs(items[0], annotators[0], [(600, 100), (200, 500)])  # s = (0.5 − (−0.3))/2 = 0.4, π̄ = 0.3
+    annotate_ifs(items[0], annotators[1], [(300, 300), (320, 300)])  # s = −0.01: a tie, π̄ = 0.39
+    c = source_comparisons(_inputs(project, None, "blind"), "human_all")
+    assert sorted(zip(c.outcome.tolist(), np.round(c.weight, 6).tolist(), strict=True)) == [
+        (leaderboard.TIE, 0.61),
+        (leaderboard.WIN, 0.7),
+    ]
+    assert c.first.tolist() == [0, 0]  # alpha, in stored position 0
