@@ -1,6 +1,7 @@
 from django.urls import path
 
 from aggregation import api
+from aggregation.conclusions import views as conclusion_views
 from aggregation.studies import views as method_study_views
 
 urlpatterns = [
@@ -9,6 +10,11 @@ urlpatterns = [
         "projects/<int:project_id>/method-study/report/",
         method_study_views.MethodStudyReportApi.as_view(),
         name="api-method-study-report",
+    ),
+    path(
+        "projects/<int:project_id>/conclusions/",
+        conclusion_views.ConclusionsApi.as_view(),
+        name="api-conclusions",
     ),
     path("projects/<int:project_id>/aggregates/items/", api.ItemAggregateListApi.as_view(), name="api-item-aggregates"),
     path(

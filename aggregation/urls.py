@@ -1,6 +1,7 @@
 from django.urls import path
 
 from aggregation import views
+from aggregation.conclusions import views as conclusion_views
 from aggregation.exports import views as export_views
 from aggregation.studies import views as method_study_views
 
@@ -8,6 +9,13 @@ urlpatterns = [
     path("projects/<int:project_id>/dashboard/", views.dashboard, name="dashboard"),
     path("projects/<int:project_id>/settings/", views.project_settings, name="project_settings"),
     path("projects/<int:project_id>/items/<int:item_id>/review/", views.item_review, name="item_review"),
+    path("projects/<int:project_id>/conclusions/", conclusion_views.conclusions_page, name="conclusions"),
+    path("projects/<int:project_id>/conclusions/figures.csv", conclusion_views.conclusions_csv, name="conclusions_csv"),
+    path(
+        "projects/<int:project_id>/conclusions/leaderboard.svg",
+        conclusion_views.conclusions_svg,
+        name="conclusions_svg",
+    ),
     path("projects/<int:project_id>/export/", export_views.export_page, name="export_page"),
     path("projects/<int:project_id>/export/<int:job_id>/", export_views.export_job, name="export_job"),
     path(

@@ -17,6 +17,7 @@ from typing import Any
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from aggregation.conclusions.selectors import conclusions_for_project
 from aggregation.exports.stream import ExportOptions, export_filename
 from aggregation.maths.dataset_card import CardFacts, dataset_card
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance
@@ -63,6 +64,7 @@ def export_card_facts(*, project: Project, options: ExportOptions) -> CardFacts:
         audit=labeling.get("audit") if (labeling.get("audit") or {}).get("state") else None,
         calibration=calibration.get("bins") or [],
         verification=labeling.get("verification"),
+        conclusions=conclusions_for_project(project=project),
     )
 
 

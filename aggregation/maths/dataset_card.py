@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from aggregation.maths.conclusion_card import conclusions_section
+
 PROVENANCES = ("human_blind", "human_shown", "model_handoff", "model_certified")
 PROVENANCE_TEXT = {
     "human_blind": "human labels given blind (no machine answer seen before or after saving)",
@@ -53,6 +55,8 @@ class CardFacts:
     audit: Mapping[str, Any] | None = None
     calibration: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
     verification: Mapping[str, Any] | None = None
+    #: The conclusions figures (:func:`aggregation.conclusions.figures.conclusions`): leaderboard, PPI, agreement.
+    conclusions: Mapping[str, Any] | None = None
     license: str = "other"
     language: Sequence[str] = field(default_factory=tuple)
 
@@ -227,6 +231,7 @@ def dataset_card(facts: CardFacts) -> str:
         "",
         *_model_section(facts),
         "",
+        *conclusions_section(facts.conclusions),
         "## Bias, Risks, and Limitations",
         "",
         "Blind agreement is not the model's accuracy: people err too, and on a subjective task human-human "

@@ -93,6 +93,7 @@ ENDPOINTS = [
         },
     ),
     Endpoint("stats", "get", "/api/projects/{project}/stats/", 200, 404),
+    Endpoint("conclusions", "get", "/api/projects/{project}/conclusions/", 200, 404),
     Endpoint("item aggregates", "get", "/api/projects/{project}/aggregates/items/", 200, 404),
     Endpoint("annotator aggregates", "get", "/api/projects/{project}/aggregates/annotators/", 200, 404),
     Endpoint("suggestions", "get", "/api/projects/{project}/suggestions/", 200, 404),

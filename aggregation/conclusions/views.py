@@ -1,0 +1,203 @@
+"""The conclusions page for leads (leaderboard with its plot, prediction-powered figures, annotator-population
+agreement), its CSV and SVG downloads, and the JSON API. Every view reaches the figures through
+``conclusions_get_for_lead``: annotators and outsiders get 404."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
+from django.shortcuts import render
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from aggregation.conclusions.selectors import SAMPLES, Sample, conclusions_get_for_lead
+from aggregation.figures import svg
+from annotation.studies.views import csv_lines
+
+CSV_COLUMNS = ("table", "source", "figure", "model", "opponent", "value", "ci_low", "ci_high", "n", "method", "extra")
+
+
+def _query(params: QueryDict) -> tuple[int | None, Sample]:
+    """``criterion`` (a criterion id) and ``sample`` from the query string; a bad value is a 404 on pages."""
+    criterion = params.get("criterion") or None
+    sample = params.get("sample") or "blind"
+    if sample not in SAMPLES:
+        raise Http404("No such sample.")
+    if criterion is not None and not criterion.isdigit():
+        raise Http404("No such criterion.")
+    return (int(criterion) if criterion else None), sample
+
+
+def leaderboard_plot(figures: dict[str, Any]) -> str:
+    """Mean win rate against the other models, with its 95 % interval, per model and source."""
+    rows: list[svg.Interval] = []
+    for entry in figures["leaderboard"].values():
+        for row in entry.get("rows", []):
+            low, high = row["win_rate_ci"]
+            rows.append(svg.Interval(f"{row['model']} · {entry['label']}", row["win_rate"], low, high))
+    return svg.interval_plot(rows=rows, title="Mean win rate against the other models (95 %)", reference=0.5)
+
+
+def csv_rows(figures: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for source, entry in figures["leaderboard"].items():
+        for row in entry.get("rows", []):
+            for figure in ("strength", "win_rate"):
+                low, high = row[f"{figure}_ci"]
+                yield {
+                    "table": "leaderboard",
+                    "source": source,
+                    "figure": figure,
+                    "model": row["model"],
+                    "value": row[figure],
+                    "ci_low": low,
+                    "ci_high": high,
+                    "n": entry["comparisons"],
+                    "method": entry["method"],
+                    "extra": f"items={entry['items']}",
+                }
+        matrix = entry.get("matrix")
+        if matrix:
+            for a, model in enumerate(matrix["models"]):
+                for b, opponent in enumerate(matrix["models"]):
+                    if a != b:
+                        low, high = matrix["win_rate_ci"][a][b]
+                        yield {
+                            "table": "win_rate_matrix",
+                            "source": source,
+                            "figure": "win_rate",
+                            "model": model,
+                            "opponent": opponent,
+                            "value": matrix["win_rate"][a][b],
+                            "ci_low": low,
+                            "ci_high": high,
+                            "n": matrix["comparisons"][a][b],
+                            "method": entry["method"],
+                            "extra": f"observed={matrix['observed'][a][b]}",
+                        }
+    ppi = figures["prediction_powered"]
+    for f in ppi["figures"]:
+        if "value" in f:
+            yield {
+                "table": "prediction_powered",
+                "source": figures["sample"],
+                "figure": f["key"],
+                "value": f["value"],
+                "ci_low": f["ci"][0],
+                "ci_high": f["ci"][1],
+                "n": f["human_labelled_items"],
+                "method": f["method"],
+                "extra": (
+                    f"human_only={f['human_only']['value']} [{f['human_only']['ci'][0]}, {f['human_only']['ci'][1]}]; "
+                    f"llm_only={f['llm_only']}; lambda={f['lambda']}; items={f['items']}; "
+                    f"effective_human_items={f['effective_human_items']}"
+                ),
+            }
+    h = figures["human_agreement"]
+    for key in ("ci_items", "ci_annotator_population"):
+        if h["value"] is not None and h[key] is not None:
+            yield {
+                "table": "human_agreement",
+                "figure": f"pairwise_with_ties:{key}",
+                "value": h["value"],
+                "ci_low": h[key][0],
+                "ci_high": h[key][1],
+                "n": h["pairs"],
+                "extra": h["claims"][key],
+            }
+
+
+@login_required
+@require_GET
+def conclusions_page(request: HttpRequest, project_id: int) -> HttpResponse:
+    criterion, sample = _query(request.GET)
+    project, figures = conclusions_get_for_lead(
+        user=request.user, project_id=project_id, criterion_id=criterion, sample=sample
+    )
+    context = {
+        "project": project,
+        "figures": figures,
+        "sources": list(figures["leaderboard"].items()),
+        "plot": mark_safe(leaderboard_plot(figures)),  # built by aggregation.figures.svg, which escapes every label
+        "criteria": list(project.criteria.order_by("position", "pk")),
+        "samples": SAMPLES,
+        "query": request.GET.urlencode(),
+    }
+    return render(request, "dashboard/conclusions.html", context)
+
+
+@login_required
+@require_GET
+def conclusions_csv(request: HttpRequest, project_id: int) -> StreamingHttpResponse:
+    criterion, sample = _query(request.GET)
+    project, figures = conclusions_get_for_lead(
+        user=request.user, project_id=project_id, criterion_id=criterion, sample=sample
+    )
+    response = StreamingHttpResponse(csv_lines(CSV_COLUMNS, csv_rows(figures)), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-conclusions.csv"'
+    return response
+
+
+@login_required
+@require_GET
+def conclusions_svg(request: HttpRequest, project_id: int) -> HttpResponse:
+    criterion, sample = _query(request.GET)
+    project, figures = conclusions_get_for_lead(
+        user=request.user, project_id=project_id, criterion_id=criterion, sample=sample
+    )
+    response = HttpResponse(leaderboard_plot(figures), content_type="image/svg+xml")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-leaderboard.svg"'
+    return response
+
+
+class ConclusionsApi(APIView):
+    """The model leaderboard per source of labels (people: all, blind, shown; gold; the LLM's suggestions):
+    Davidson/Bradley-Terry strengths, mean win rates and the win-rate matrix with 95 % intervals clustered by item;
+    the prediction-powered dataset figures (PPI++, inclusion-weighted) beside the human-only and LLM-only ones with
+    the effective number of human labels; and human-human agreement with the item interval and the
+    annotator-population interval. ``format=csv`` gives the same as CSV. Leads only."""
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
+        return super().perform_content_negotiation(request, force=True)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("criterion", int, description="A criterion id; default: criteria combined."),
+            OpenApiParameter("sample", str, enum=list(SAMPLES), description="The human sample for PPI."),
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+        ],
+        responses={
+            (200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="The figures."),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="The same figures as CSV rows."),
+        },
+    )
+    def get(self, request: Request, project_id: int) -> HttpResponse:
+        params = request.query_params
+        sample = params.get("sample") or "blind"
+        criterion = params.get("criterion") or None
+        output = params.get("format") or "json"
+        if sample not in SAMPLES:
+            raise ValidationError({"sample": f"One of {', '.join(SAMPLES)}."})
+        if criterion is not None and not criterion.isdigit():
+            raise ValidationError({"criterion": "A criterion id."})
+        if output not in ("json", "csv"):
+            raise ValidationError({"format": "json or csv."})
+        project, figures = conclusions_get_for_lead(
+            user=request.user,
+            project_id=project_id,
+            criterion_id=int(criterion) if criterion else None,
+            sample=sample,
+        )
+        if output == "csv":
+            response = HttpResponse("".join(csv_lines(CSV_COLUMNS, csv_rows(figures))), content_type="text/csv")
+            response["Content-Disposition"] = f'attachment; filename="{project.slug}-conclusions.csv"'
+            return response
+        return Response(figures)
