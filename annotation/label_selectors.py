@@ -14,6 +14,7 @@ from django.db.models import Exists
 from django.utils import timezone
 
 from annotation import judgment
+from annotation.ifs_presets import IFS_PRESETS, presets_attribute
 from annotation.models import Annotation, Assignment, LabelRequest
 from annotation.repeat_selectors import repeat_open_for
 from annotation.selectors import (
@@ -187,6 +188,8 @@ def annotation_page_context(
     return {
         "project": project,
         "item": item,
+        "ifs_presets": IFS_PRESETS,
+        "ifs_presets_attribute": presets_attribute(),
         "suggestion_object": suggestion,
         "prompt_html": markdown_render(item.prompt),
         "guidelines_html": markdown_render(project.guidelines) if project.guidelines else "",

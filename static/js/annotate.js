@@ -17,7 +17,9 @@
   "use strict";
 
   var PERMILLE = 1000;
-  var state = { frame: null, item: null, started: 0, visibleMs: 0, lastVisible: 0 };
+  // lastPreset: the cell a preset key just set and where it moved the focus, so that "-" / "+" pressed next adjust
+  // the judgment just given ("4", then "-": lean support, less sure), not the next response's empty one.
+  var state = { frame: null, item: null, started: 0, visibleMs: 0, lastVisible: 0, lastPreset: null };
 
   function pct(permille) {
     var value = permille / 10;
@@ -41,6 +43,66 @@
     // Screen readers announce the slider in percent, not the per-mille it stores.
     cell.querySelector("input.mu").setAttribute("aria-valuetext", pct(mu));
     cell.querySelector("input.nu").setAttribute("aria-valuetext", pct(nu));
+    if (window.PenumbraIfsInput) window.PenumbraIfsInput.place(cell, mu, nu);
+  }
+
+  function setSlider(slider, value) {
+    // The step first: a range input rounds its value to its step, and a value must be stored exactly as shown.
+    slider.step = value % 10 === 0 ? "10" : "1";
+    slider.value = String(value);
+  }
+
+  // μ and ν of a cell set together (the triangle, a preset, the hesitation keys): always within μ + ν ≤ 100 %, so
+  // the yield rule has nothing to do and its note goes.
+  function setCell(cell, mu, nu) {
+    setSlider(cell.querySelector("input.mu"), mu);
+    setSlider(cell.querySelector("input.nu"), nu);
+    var note = cell.querySelector(".yield-note");
+    if (note.classList.contains("shown")) {
+      note.classList.remove("shown");
+      note.textContent = "\u00a0";
+    }
+    paint(cell);
+  }
+
+  function currentCell(target) {
+    var cell = target && target.closest ? target.closest("fieldset.ifs") : null;
+    return cell || (state.frame && state.frame.querySelector("fieldset.ifs"));
+  }
+
+  // After a preset the next response's first slider takes the focus (after the last one, Save): one key per response.
+  function advanceFrom(cell) {
+    var cells = Array.prototype.slice.call(state.frame.querySelectorAll("fieldset.ifs"));
+    var next = cells[cells.indexOf(cell) + 1];
+    var target = next ? next.querySelector("input.mu") : document.getElementById("save-button");
+    if (target) target.focus();
+  }
+
+  // The IFS keys (static/js/ifs_input.js): a preset digit, or "-" / "+" for hesitation alone. True if handled.
+  function ifsKey(event, key) {
+    var input = window.PenumbraIfsInput;
+    if (!input || !state.frame.querySelector("fieldset.ifs")) return false;
+    var cell = currentCell(event.target);
+    var preset = input.presetFor(key);
+    if (preset) {
+      setCell(cell, preset.mu, preset.nu);
+      advanceFrom(cell);
+      state.lastPreset = { cell: cell, focused: document.activeElement };
+      return true;
+    }
+    var more = key === "-" || key === "_";
+    if (more || key === "+" || key === "=") {
+      var last = state.lastPreset;
+      if (last && last.focused === document.activeElement && state.frame.contains(last.cell)) cell = last.cell;
+      var moved = input.hesitate(
+        parseInt(cell.querySelector("input.mu").value, 10),
+        parseInt(cell.querySelector("input.nu").value, 10),
+        more ? 100 : -100
+      );
+      setCell(cell, moved.mu, moved.nu);
+      return true;
+    }
+    return false;
   }
 
   // The other slider yields: see the comment at the top of this file.
@@ -77,8 +139,7 @@
 
   function nudge(slider, amount) {
     var value = Math.min(PERMILLE, Math.max(0, parseInt(slider.value, 10) + amount));
-    slider.step = value % 10 === 0 ? "10" : "1";
-    slider.value = String(value);
+    setSlider(slider, value);
     keepWithinOne(slider);
   }
 
@@ -145,6 +206,7 @@
       return;
     }
     var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    if (ifsKey(event, key)) { event.preventDefault(); return; }
     if (key === "j") { event.preventDefault(); focusSlider(1); }
     else if (key === "k") { event.preventDefault(); focusSlider(-1); }
     else if (key === "s") { event.preventDefault(); submitSave(); }
@@ -174,12 +236,16 @@
     var sameItem = state.item !== null && state.item === frame.dataset.item;
     state.frame = frame;
     state.item = frame.dataset.item;
+    state.lastPreset = null;
     if (!(sameItem && frame.dataset.justAccepted)) {
       state.visibleMs = 0;
       state.lastVisible = document.visibilityState === "visible" ? performance.now() : 0;
     }
 
-    frame.querySelectorAll("fieldset.ifs").forEach(paint);
+    frame.querySelectorAll("fieldset.ifs").forEach(function (cell) {
+      if (window.PenumbraIfsInput) window.PenumbraIfsInput.build(cell, setCell);
+      paint(cell);
+    });
     frame.addEventListener("input", function (event) {
       if (event.target.classList.contains("slider")) keepWithinOne(event.target);
     });
