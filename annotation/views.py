@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.middleware import HtmxDetails
 
 from annotation import (
+    checks,
     claim_services,
     crossover_selectors,
     label_selectors,
@@ -49,6 +50,10 @@ def _errors(error: ValidationError) -> dict[str, list[str]]:
     if hasattr(error, "error_dict"):
         return {field: [str(m) for m in messages] for field, messages in error.message_dict.items()}
     return {"__all__": [str(m) for m in error.messages]}
+
+
+def _message(error: ValidationError) -> str:
+    return " ".join(m for messages in _errors(error).values() for m in messages)
 
 
 def _item_url(project: Project, item: Item, stage: str = "label") -> str:
@@ -158,6 +163,11 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         shown = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if shown is None:
             return _next(request, project, notice=ITEM_FULL)
+        if shown.status != Assignment.Status.DONE:  # their own done items stay readable after a handoff
+            try:
+                checks.check_served(project=project, item_id=item.pk, annotator_id=request.user.pk)
+            except ValidationError as error:
+                return _render_done(request, project=project, notice=_message(error))
         stage = "resolution" if request.GET.get("stage") == "resolution" else "label"
         if stage == "resolution" and not selectors.resolution_needed(
             project=project, item=item, annotator=request.user
@@ -184,6 +194,8 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
             project=project, item=item, annotator=request.user, claim_next=claim_next, source="page", **arguments
         )
     except ValidationError as error:
+        if checks.refusal_code(error):  # handed off or closed since the page opened: say so, show no item
+            return _render_done(request, project=project, notice=_message(error))
         errors = _errors(error)
         refused_on = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if refused_on is None:
@@ -224,6 +236,8 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     try:
         repeat_services.judgment_skip(project=project, item=item, annotator=request.user, reason=reason)
     except ValidationError as error:
+        if checks.refusal_code(error):
+            return _render_done(request, project=project, notice=_message(error))
         shown = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if shown is None:
             return _next(request, project, notice=ITEM_FULL)
@@ -264,6 +278,8 @@ def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) ->
             time_on_item_ms=request.POST.get("time_on_item_ms"),
         )
     except ValidationError as error:
+        if checks.refusal_code(error):
+            return _render_done(request, project=project, notice=_message(error))
         # No suggestion may be shown here (blind item, after-label mode, none stored): nothing to accept.
         raise Http404("No suggestion to accept.") from error
     return _render_item(
