@@ -209,6 +209,13 @@ def check_client_token(client_token: Any) -> str | None:
 
 
 SKIP_REASON_MAX = 300
+#: The skip panel's listed reasons; "Other" asks for the annotator's own words.
+SKIP_REASONS: tuple[str, ...] = (
+    "I cannot judge this topic",
+    "The prompt is unclear or broken",
+    "A response is missing or broken",
+    "Harmful or disturbing content",
+)
 
 
 def check_skip_reason(reason: Any) -> str:

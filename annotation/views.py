@@ -73,6 +73,7 @@ def _render_item(
     accept_values: bool = False,
     status: int = 200,
     notice: str = "",
+    skip: dict[str, str] | None = None,
 ) -> HttpResponse:
     try:  # a method study's block decides the method the page shows
         assigned = crossover_selectors.project_as_assigned(project=project, item=item, annotator=request.user)
@@ -107,6 +108,7 @@ def _render_item(
         first_visit=progress.first_visit,
         just_accepted=accept_values,
         study_block=study_block,
+        skip=skip or {},  # a refused skip: what was chosen and typed, shown again in the open panel
     )
     template = "annotation/partials/frame.html" if request.htmx else "annotation/page.html"
     response = render(request, template, context, status=200 if request.htmx else status)
@@ -230,9 +232,8 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
 def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     item = item_get_for_user(user=request.user, project=project, item_id=item_id)
-    reason = request.POST.get("skip_reason", "")
-    if reason == "other":
-        reason = request.POST.get("skip_other", "")
+    chosen, other = request.POST.get("skip_reason", ""), request.POST.get("skip_other", "")
+    reason = other if chosen == "other" else chosen
     try:
         repeat_services.judgment_skip(project=project, item=item, annotator=request.user, reason=reason)
     except ValidationError as error:
@@ -241,7 +242,15 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         shown = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if shown is None:
             return _next(request, project, notice=ITEM_FULL)
-        return _render_item(request, project=project, item=item, assignment=shown, errors=_errors(error), status=422)
+        return _render_item(
+            request,
+            project=project,
+            item=item,
+            assignment=shown,
+            errors=_errors(error),
+            status=422,
+            skip={"reason": chosen, "other": other},
+        )
     if not request.htmx:
         return redirect("annotate_next", project_id=project.pk)
     return _next(request, project, notice="Skipped.")

@@ -254,6 +254,9 @@
     var helpToggle = document.getElementById("help-toggle");
     if (helpToggle) helpToggle.addEventListener("click", function () { toggle("help-panel"); });
     var first = sliders()[0] || frame.querySelector("input[type=radio]");
+    // A refused skip comes back with its panel open and the field to fix marked: the focus goes there.
+    var refusedSkip = frame.querySelector("#skip-panel:not([hidden]) [aria-invalid=true]");
+    if (refusedSkip) first = refusedSkip;
     if (first) first.focus({ preventScroll: true });
     // After Accept the filled values stay in view (the swap itself does not scroll).
     if (frame.dataset.justAccepted) {
