@@ -67,6 +67,8 @@
 
   function currentCell(target) {
     var cell = target && target.closest ? target.closest("fieldset.ifs") : null;
+    var article = !cell && target && target.closest ? target.closest("article.response") : null;
+    if (article) cell = article.querySelector("fieldset.ifs");  // reading its text: the preset is for that answer
     return cell || (state.frame && state.frame.querySelector("fieldset.ifs"));
   }
 
@@ -165,6 +167,58 @@
     return Boolean(element);
   }
 
+  // Reading room. Focus mode is remembered in this browser (localStorage) for every item; an expanded answer and a
+  // collapsed prompt are for this item only.
+  var FOCUS_KEY = "penumbra.focusMode";
+
+  function remembered(key) {
+    try { return window.localStorage.getItem(key) === "1"; } catch (error) { return false; }
+  }
+
+  function remember(key, on) {
+    try { window.localStorage.setItem(key, on ? "1" : "0"); } catch (error) { /* private mode: not remembered */ }
+  }
+
+  function setFocusMode(on) {
+    state.frame.classList.toggle("focus-mode", on);
+    var button = document.getElementById("focus-toggle");
+    if (button) button.setAttribute("aria-pressed", String(on));
+  }
+
+  function togglePrompt() {
+    var collapsed = state.frame.classList.toggle("prompt-collapsed");
+    var button = document.getElementById("prompt-toggle");
+    if (button) {
+      button.setAttribute("aria-expanded", String(!collapsed));
+      button.firstChild.textContent = collapsed ? "Show " : "Collapse ";
+    }
+  }
+
+  function toggleExpand(article) {
+    if (!article) return;
+    var on = !article.classList.contains("expanded");
+    state.frame.querySelectorAll("article.response").forEach(function (other) {
+      other.classList.remove("expanded");
+      var toggle = other.querySelector(".expand-toggle");
+      toggle.setAttribute("aria-pressed", "false");
+      toggle.firstChild.textContent = "Expand ";
+    });
+    article.classList.toggle("expanded", on);
+    state.frame.classList.toggle("has-expanded", on);
+    var button = article.querySelector(".expand-toggle");
+    button.setAttribute("aria-pressed", String(on));
+    button.firstChild.textContent = on ? "Back " : "Expand ";
+    if (on) {
+      var text = article.querySelector(".response-text");
+      if (text) text.focus({ preventScroll: true });  // arrows and Page Down now scroll the answer
+    }
+  }
+
+  function currentArticle(target) {
+    return (target && target.closest && target.closest("article.response")) ||
+      state.frame.querySelector("article.response.expanded") || state.frame.querySelector("article.response");
+  }
+
   function submitSave() {
     var form = document.getElementById("annotate-form");
     if (form) form.requestSubmit();
@@ -184,6 +238,8 @@
         var panel = document.getElementById(id);
         if (panel) panel.hidden = true;
       });
+      var expanded = state.frame.querySelector("article.response.expanded");
+      if (expanded) toggleExpand(expanded);
       return;
     }
     if (event.key === "Enter" && target.id === "skip-reason") {
@@ -207,6 +263,15 @@
     }
     var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
     if (ifsKey(event, key)) { event.preventDefault(); return; }
+    if (key === "e") { event.preventDefault(); toggleExpand(currentArticle(target)); return; }
+    if (key === "c") { event.preventDefault(); togglePrompt(); return; }
+    if (key === "f") {
+      event.preventDefault();
+      var on = !state.frame.classList.contains("focus-mode");
+      remember(FOCUS_KEY, on);
+      setFocusMode(on);
+      return;
+    }
     if (key === "j") { event.preventDefault(); focusSlider(1); }
     else if (key === "k") { event.preventDefault(); focusSlider(-1); }
     else if (key === "s") { event.preventDefault(); submitSave(); }
@@ -251,6 +316,20 @@
     });
     var skipToggle = document.getElementById("skip-toggle");
     if (skipToggle) skipToggle.addEventListener("click", function () { toggle("skip-panel", "select"); });
+    setFocusMode(remembered(FOCUS_KEY));
+    var focusToggle = document.getElementById("focus-toggle");
+    if (focusToggle) {
+      focusToggle.addEventListener("click", function () {
+        var on = !state.frame.classList.contains("focus-mode");
+        remember(FOCUS_KEY, on);
+        setFocusMode(on);
+      });
+    }
+    var promptToggle = document.getElementById("prompt-toggle");
+    if (promptToggle) promptToggle.addEventListener("click", togglePrompt);
+    frame.querySelectorAll(".expand-toggle").forEach(function (button) {
+      button.addEventListener("click", function () { toggleExpand(button.closest("article.response")); });
+    });
     var helpToggle = document.getElementById("help-toggle");
     if (helpToggle) helpToggle.addEventListener("click", function () { toggle("help-panel"); });
     var first = sliders()[0] || frame.querySelector("input[type=radio]");
