@@ -303,6 +303,16 @@ def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) ->
 
 @login_required
 @require_GET
+def annotate_done(request: AnnotatorRequest, project_id: int) -> HttpResponse:
+    """My done items, latest first, each a link to reopen it (the panel under ``D``, or a page of its own)."""
+    project = project_get_for_annotator(user=request.user, project_id=project_id)
+    context = {"project": project, "done": selectors.done_items_for(project=project, annotator=request.user)}
+    template = "annotation/partials/done_list.html" if request.htmx else "annotation/done.html"
+    return render(request, template, context)
+
+
+@login_required
+@require_GET
 def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpResponse:
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     before = request.GET.get("before", "")

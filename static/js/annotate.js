@@ -219,6 +219,15 @@
       state.frame.querySelector("article.response.expanded") || state.frame.querySelector("article.response");
   }
 
+  // The done list loads when asked for (htmx GET into the panel); D again hides it.
+  function openDone() {
+    var panel = document.getElementById("done-panel");
+    var link = document.getElementById("done-toggle");
+    if (!panel || !link) return;
+    if (!panel.hidden) { panel.hidden = true; return; }
+    link.click();
+  }
+
   function submitSave() {
     var form = document.getElementById("annotate-form");
     if (form) form.requestSubmit();
@@ -234,7 +243,7 @@
       return;
     }
     if (event.key === "Escape") {
-      ["help-panel", "skip-panel"].forEach(function (id) {
+      ["help-panel", "skip-panel", "done-panel"].forEach(function (id) {
         var panel = document.getElementById(id);
         if (panel) panel.hidden = true;
       });
@@ -276,6 +285,7 @@
     else if (key === "k") { event.preventDefault(); focusSlider(-1); }
     else if (key === "s") { event.preventDefault(); submitSave(); }
     else if (key === "x") { event.preventDefault(); toggle("skip-panel", "select"); }
+    else if (key === "d") { event.preventDefault(); openDone(); }
     else if (key === "p") { event.preventDefault(); click("previous-link"); }
     else if (key === "l") { event.preventDefault(); click("accept-button"); }
     else if (key === "n") { event.preventDefault(); click("keep-label"); }
@@ -373,5 +383,12 @@
   document.addEventListener("keydown", onKey);
   document.addEventListener("DOMContentLoaded", init);
   document.addEventListener("htmx:afterSettle", init);
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var panel = event.detail && event.detail.target;
+    if (!panel || panel.id !== "done-panel") return;
+    panel.hidden = false;
+    var firstLink = panel.querySelector("a");
+    (firstLink || panel).focus();
+  });
   if (document.readyState !== "loading") init();
 })();
