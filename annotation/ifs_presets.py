@@ -1,10 +1,11 @@
 """The IFS presets: the common states of a judgment of one response, one key each on the annotation page.
 
 Annotators mostly land on a few states per response: it clearly meets the criterion, it leans that way, they cannot
-tell, it leans against, it clearly fails. A preset sets μ and ν together (static/js/ifs_input.js), so a two-response
+tell, it leans towards failing it, it clearly fails. A preset sets μ and ν together (static/js/ifs_input.js), so a two-response
 item costs one key per response and S. Presets leave some hesitation on purpose: even a "strong" judgment keeps 10 %,
 and "unsure" is mostly hesitation with a little evidence each way, which is what the sliders were for. Keys run from
-1 (against, the triangle's left corner) to 5 (support, its right corner), as they are drawn left to right.
+1 (opposition, the triangle's left corner) to 5 (support, its right corner), as they are drawn left to right.
+The names avoid "again" (in "against"): a repeat must carry no word that could tell the annotator it is one.
 Values are per-mille, as stored.
 """
 
@@ -25,10 +26,10 @@ class Preset(NamedTuple):
 
 
 IFS_PRESETS: tuple[Preset, ...] = (
-    Preset("1", "strong against", 0, 900),
-    Preset("2", "lean against", 100, 600),
+    Preset("1", "strong opposition", 0, 900),
+    Preset("2", "some opposition", 100, 600),
     Preset("3", "unsure", 200, 200),
-    Preset("4", "lean support", 600, 100),
+    Preset("4", "some support", 600, 100),
     Preset("5", "strong support", 900, 0),
 )
 
