@@ -2,10 +2,10 @@
 
 Annotators mostly land on a few states per response: it clearly meets the criterion, it leans that way, they cannot
 tell, it leans towards failing it, it clearly fails. A preset sets μ and ν together (static/js/ifs_input.js), so a
-two-response item costs one key per response and S. Presets leave some hesitation on purpose: even a "strong" judgment keeps 10 %,
-and "unsure" is mostly hesitation with a little evidence each way, which is what the sliders were for. Keys run from
-1 (opposition, the triangle's left corner) to 5 (support, its right corner), as they are drawn left to right.
-The names avoid "again" (in "against"): a repeat must carry no word that could tell the annotator it is one.
+two-response item costs one key per response and S. Presets leave some hesitation on purpose: even a "strong" judgment
+keeps 10 %, and "unsure" is mostly hesitation with a little evidence each way, which is what the sliders were for.
+Keys run from 1 (opposition, the triangle's left corner) to 5 (support, its right corner), as they are drawn left to
+right. The names avoid "again" (in "against"): a repeat must carry no word that could tell the annotator it is one.
 Values are per-mille, as stored.
 """
 
