@@ -35,6 +35,18 @@ SETTINGS_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 _NUMBER = {"step": "any", "inputmode": "decimal"}
 
 
+class ShownFloatField(forms.FloatField):
+    """A float shown to 4 significant digits (1/3 reads 0.3333, not 0.3333333333333333). Sent back untouched, the
+    shown figure means the stored value: ``ProjectSettingsForm.clean`` restores it, so the weights' sum to 1 holds."""
+
+    def prepare_value(self, value: Any) -> Any:
+        return shown_float(value)
+
+
+def shown_float(value: Any) -> Any:
+    return f"{value:.4g}" if isinstance(value, float) else value
+
+
 class ProjectSettingsForm(forms.Form):
     name = forms.CharField(max_length=200)
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
@@ -58,12 +70,12 @@ class ProjectSettingsForm(forms.Form):
     )
     handoff_rule = forms.ChoiceField(choices=Project.HandoffRule.choices)
     handoff_trigger = forms.ChoiceField(choices=Project.HandoffTrigger.choices)
-    handoff_agreement_threshold = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER))
+    handoff_agreement_threshold = ShownFloatField(widget=forms.NumberInput(attrs=_NUMBER))
     handoff_minimum_blind_comparisons = forms.IntegerField()
     aggregation_operator = forms.ChoiceField(choices=Project.Operator.choices)
-    weight_consistency = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="α in Eq. 8.")
-    weight_expertise = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="β in Eq. 8.")
-    weight_agreement = forms.FloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="γ in Eq. 8; α + β + γ = 1.")
+    weight_consistency = ShownFloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="α in Eq. 8.")
+    weight_expertise = ShownFloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="β in Eq. 8.")
+    weight_agreement = ShownFloatField(widget=forms.NumberInput(attrs=_NUMBER), help_text="γ in Eq. 8; α + β + γ = 1.")
     repeat_rate = forms.FloatField(
         widget=forms.NumberInput(attrs=_NUMBER),
         help_text="Share of each annotator's items shown to them again, unannounced (0 to 0.5; 0: no repeats).",
@@ -97,6 +109,15 @@ class ProjectSettingsForm(forms.Form):
     llm_instruction_template = forms.CharField(
         label="Instruction template", required=False, widget=forms.Textarea(attrs={"rows": 3})
     )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        for name, field in self.fields.items():
+            stored = self.initial.get(name)
+            shown_back = isinstance(field, ShownFloatField) and isinstance(stored, float) and name in cleaned
+            if shown_back and cleaned[name] == float(shown_float(stored)):
+                cleaned[name] = stored  # the figure as shown, sent back: the stored value, not a rounded one
+        return cleaned
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
         kwargs["initial"] = {name: getattr(project, name) for name in self.base_fields if name != "llm_api_key"}

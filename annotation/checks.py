@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 
+from annotation.models import LabelRequest
 from projects.models import PERMILLE, TIE, Criterion, Item, Membership, Project, Response
 from projects.selectors import role_remembered
 
@@ -28,7 +29,63 @@ def check_annotator_of(*, project: Project, item: Item, annotator: AbstractBaseU
     if item.project_id != project.pk:
         raise ValidationError({"item": "This item does not belong to this project."})
     if project.phase == Project.Phase.CLOSED:
-        raise ValidationError({"__all__": "This project is closed: labels can no longer be saved."})
+        raise ValidationError({"__all__": ValidationError(CLOSED, code="closed")})
+
+
+PAUSED = (
+    "Labelling is paused: the lead handed the remaining items of this project to the LLM, so no item is served and "
+    "nothing more can be saved. Your labels are kept; if the lead undoes the handoff, items come back here."
+)
+CLOSED = "This project is closed: labels can no longer be saved."
+#: What a handed-off project still serves: the audit of the handoff, which a lead asks for after handing off.
+#: Verification and the other requests were drawn for the collecting phase: they wait until the handoff is undone.
+HANDED_OFF_KINDS = (LabelRequest.Kind.AUDIT,)
+
+
+def request_kinds_served(project: Project) -> tuple[str, ...] | None:
+    """The kinds of label request the queue serves in the project's phase; None: every kind."""
+    return None if project.phase == Project.Phase.COLLECTING else HANDED_OFF_KINDS
+
+
+def check_served(*, project: Project, item_id: int, annotator_id: int) -> None:
+    """Whether the project's phase lets this person have this item: the one rule of a handoff (or a closed project),
+    asked by every request that serves or saves, so a page opened before the handoff, a claim held across it or a
+    request drawn before it cannot bring handed-off work back. An audit suspension sets the project collecting
+    again and withdraws the audit's requests, so it goes through the same rule.
+
+    Collecting: everything (no query). Handed off: only the person's open requests of :data:`HANDED_OFF_KINDS` for
+    the item. Closed: nothing. Raises ValidationError (code ``paused`` or ``closed``) with the page's message.
+    """
+    if project.phase == Project.Phase.COLLECTING:
+        return
+    if project.phase == Project.Phase.HANDED_OFF:
+        if LabelRequest.objects.filter(
+            project_id=project.pk,
+            item_id=item_id,
+            annotator_id=annotator_id,
+            kind__in=HANDED_OFF_KINDS,
+            status=LabelRequest.Status.OPEN,
+        ).exists():
+            return
+        raise ValidationError({"__all__": ValidationError(PAUSED, code="paused")})
+    raise ValidationError({"__all__": ValidationError(CLOSED, code="closed")})
+
+
+def served(*, project: Project, item_id: int, annotator_id: int) -> bool:
+    """:func:`check_served` as a yes or no (the queue skips what it may not serve instead of failing)."""
+    try:
+        check_served(project=project, item_id=item_id, annotator_id=annotator_id)
+    except ValidationError:
+        return False
+    return True
+
+
+def refusal_code(error: ValidationError) -> str | None:
+    """``paused`` or ``closed`` when ``error`` came from :func:`check_served`, else None."""
+    for entry in getattr(error, "error_dict", {}).get("__all__", []):
+        if entry.code in ("paused", "closed"):
+            return str(entry.code)
+    return None
 
 
 def whole_number(raw: Any) -> int | None:
@@ -152,6 +209,13 @@ def check_client_token(client_token: Any) -> str | None:
 
 
 SKIP_REASON_MAX = 300
+#: The skip panel's listed reasons; "Other" asks for the annotator's own words.
+SKIP_REASONS: tuple[str, ...] = (
+    "I cannot judge this topic",
+    "The prompt is unclear or broken",
+    "A response is missing or broken",
+    "Harmful or disturbing content",
+)
 
 
 def check_skip_reason(reason: Any) -> str:

@@ -14,6 +14,8 @@ from django.db.models import Exists
 from django.utils import timezone
 
 from annotation import judgment
+from annotation.checks import SKIP_REASONS
+from annotation.ifs_presets import IFS_PRESETS, presets_attribute
 from annotation.models import Annotation, Assignment, LabelRequest
 from annotation.repeat_selectors import repeat_open_for
 from annotation.selectors import (
@@ -187,6 +189,9 @@ def annotation_page_context(
     return {
         "project": project,
         "item": item,
+        "ifs_presets": IFS_PRESETS,
+        "skip_reasons": SKIP_REASONS,
+        "ifs_presets_attribute": presets_attribute(),
         "suggestion_object": suggestion,
         "prompt_html": markdown_render(item.prompt),
         "guidelines_html": markdown_render(project.guidelines) if project.guidelines else "",

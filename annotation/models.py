@@ -50,6 +50,11 @@ class Annotation(models.Model):
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations")
     mode = models.CharField(max_length=10, choices=Project.Mode.choices)
     response_order = models.JSONField(help_text="Stored positions in the order the annotator saw them.")
+    # An imported label without a screen order gets the stored order as a placeholder: it is not evidence of what the
+    # annotator saw, so position bias leaves it out.
+    order_known = models.BooleanField(
+        default=True, db_default=True, help_text="False: imported without its screen order (response_order is a guess)."
+    )
     # Binary: preferred stored position, or TIE. Likert: 1..k, 1 = the response at position 0 strongly preferred.
     binary_choice = models.SmallIntegerField(null=True, blank=True)
     likert_value = models.PositiveSmallIntegerField(null=True, blank=True)

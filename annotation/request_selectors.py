@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef, QuerySet
 
+from annotation.checks import request_kinds_served
 from annotation.models import Assignment, LabelRequest
 from projects.models import Project
 
@@ -37,11 +38,11 @@ def requests_verifying(*, annotator_id: Any) -> QuerySet[LabelRequest]:
 
 
 def requests_to_serve(*, project: Project, annotator_id: int) -> QuerySet[Any]:
-    """Item ids of this person's open label requests not yet in their queue, oldest first (``.values`` query)."""
+    """Item ids of this person's open label requests not yet in their queue, oldest first (``.values`` query); of
+    the kinds the project's phase serves (``checks.request_kinds_served``)."""
     in_queue = Assignment.objects.filter(item=OuterRef("item"), annotator_id=annotator_id)
-    return (
-        LabelRequest.objects.filter(project=project, annotator_id=annotator_id, status=LabelRequest.Status.OPEN)
-        .filter(~Exists(in_queue))
-        .order_by("created_at", "pk")
-        .values_list("item_id", flat=True)
-    )
+    requests = LabelRequest.objects.filter(project=project, annotator_id=annotator_id, status=LabelRequest.Status.OPEN)
+    kinds = request_kinds_served(project)
+    if kinds is not None:
+        requests = requests.filter(kind__in=kinds)
+    return requests.filter(~Exists(in_queue)).order_by("created_at", "pk").values_list("item_id", flat=True)

@@ -235,6 +235,23 @@ def annotation_previous(*, project: Project, annotator: AnyUser, before_item_id:
     return previous.item if previous else None
 
 
+DONE_LIST_LIMIT = 500
+
+
+def done_items_for(*, project: Project, annotator: AnyUser) -> list[dict[str, Any]]:
+    """This annotator's labelled and skipped items of the project, latest first (the order ``P`` walks back), at
+    most :data:`DONE_LIST_LIMIT`: item id, external id, status, when. The caller reached the project as its
+    annotator (``project_get_for_annotator``): only their own rows are read."""
+    rows = (
+        Assignment.objects.filter(
+            project=project, annotator_id=annotator.pk, status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED]
+        )
+        .order_by("-pk")
+        .values("item_id", "item__external_id", "status", "updated_at")[:DONE_LIST_LIMIT]
+    )
+    return [dict(row) for row in rows]
+
+
 def exposures_for(*, project: Project, item: Item, annotator: AnyUser) -> list[SuggestionExposure]:
     return list(SuggestionExposure.objects.filter(project=project, item=item, annotator_id=annotator.pk))
 

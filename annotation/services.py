@@ -24,6 +24,7 @@ from annotation.checks import (
     check_client_token,
     check_ifs_values,
     check_judgment,
+    check_served,
     check_skip_reason,
     value_error_key,
     whole_number,
@@ -123,6 +124,7 @@ def _annotation_save(
     unchanged. Needs a live claim, an existing annotation to edit, or room left on the item.
     """
     check_annotator_of(project=project, item=item, annotator=annotator)
+    check_served(project=project, item_id=item.pk, annotator_id=int(annotator.pk))
     # A method study serves its plan in order; label requests wait until the person's share is done.
     in_method_study = project.mode == Project.Mode.CROSSOVER
     project = crossover_selectors.project_as_assigned(project=project, item=item, annotator=annotator)
@@ -364,6 +366,7 @@ def annotation_save_and_claim_next(
 def assignment_skip(*, project: Project, item: Item, annotator: AbstractBaseUser, reason: str) -> Assignment:
     """Skip an item with a reason; it is not offered to this annotator again and frees the slot for others."""
     check_annotator_of(project=project, item=item, annotator=annotator)
+    check_served(project=project, item_id=item.pk, annotator_id=int(annotator.pk))
     reason = check_skip_reason(reason)
     own = Assignment.objects.filter(item=item, annotator_id=annotator.pk)
     assignment = lock_rows(own, skip_locked=False).first()

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from annotation import label_selectors, repeat_services, resolution_services, selectors, services
+from annotation import checks, label_selectors, repeat_services, resolution_services, selectors, services
 from annotation.forms import annotation_post_parse
 from annotation.models import Assignment, SuggestionExposure
 from annotation.participants import views as study_views
@@ -46,6 +46,10 @@ def _errors(error: ValidationError) -> dict[str, list[str]]:
     return {"__all__": [str(m) for m in error.messages]}
 
 
+def _message(error: ValidationError) -> str:
+    return " ".join(m for messages in _errors(error).values() for m in messages)
+
+
 def _item_url(project: Project, item: Item, stage: str = "label") -> str:
     url = reverse("annotate_item", kwargs={"project_id": project.pk, "item_id": item.pk})
     return f"{url}?stage=resolution" if stage == "resolution" else url
@@ -63,6 +67,7 @@ def _render_item(
     accept_values: bool = False,
     status: int = 200,
     notice: str = "",
+    skip: dict[str, str] | None = None,
 ) -> HttpResponse:
     try:  # a method study's block decides the method the page shows
         assigned = crossover_selectors.project_as_assigned(project=project, item=item, annotator=request.user)
@@ -98,6 +103,7 @@ def _render_item(
         first_visit=progress.first_visit,
         just_accepted=accept_values,
         study_block=study_block,
+        skip=skip or {},  # a refused skip: what was chosen and typed, shown again in the open panel
     )
     template = "annotation/partials/frame.html" if request.htmx else "annotation/page.html"
     response = render(request, template, context, status=200 if request.htmx else status)
@@ -156,6 +162,11 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         shown = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if shown is None:
             return _next(request, project, notice=ITEM_FULL)
+        if shown.status != Assignment.Status.DONE:  # their own done items stay readable after a handoff
+            try:
+                checks.check_served(project=project, item_id=item.pk, annotator_id=request.user.pk)
+            except ValidationError as error:
+                return _render_done(request, project=project, notice=_message(error))
         stage = "resolution" if request.GET.get("stage") == "resolution" else "label"
         if stage == "resolution" and not selectors.resolution_needed(
             project=project, item=item, annotator=request.user
@@ -182,6 +193,8 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
             project=project, item=item, annotator=request.user, claim_next=claim_next, source="page", **arguments
         )
     except ValidationError as error:
+        if checks.refusal_code(error):  # handed off or closed since the page opened: say so, show no item
+            return _render_done(request, project=project, notice=_message(error))
         errors = _errors(error)
         refused_on = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if refused_on is None:
@@ -217,16 +230,25 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
 def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     item = item_get_for_user(user=request.user, project=project, item_id=item_id)
-    reason = request.POST.get("skip_reason", "")
-    if reason == "other":
-        reason = request.POST.get("skip_other", "")
+    chosen, other = request.POST.get("skip_reason", ""), request.POST.get("skip_other", "")
+    reason = other if chosen == "other" else chosen
     try:
         repeat_services.judgment_skip(project=project, item=item, annotator=request.user, reason=reason)
     except ValidationError as error:
+        if checks.refusal_code(error):
+            return _render_done(request, project=project, notice=_message(error))
         shown = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if shown is None:
             return _next(request, project, notice=ITEM_FULL)
-        return _render_item(request, project=project, item=item, assignment=shown, errors=_errors(error), status=422)
+        return _render_item(
+            request,
+            project=project,
+            item=item,
+            assignment=shown,
+            errors=_errors(error),
+            status=422,
+            skip={"reason": chosen, "other": other},
+        )
     if not request.htmx:
         return redirect("annotate_next", project_id=project.pk)
     return _next(request, project, notice="Skipped.")
@@ -265,6 +287,8 @@ def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) ->
             time_on_item_ms=request.POST.get("time_on_item_ms"),
         )
     except ValidationError as error:
+        if checks.refusal_code(error):
+            return _render_done(request, project=project, notice=_message(error))
         # No suggestion may be shown here (blind item, after-label mode, none stored): nothing to accept.
         raise Http404("No suggestion to accept.") from error
     return _render_item(
@@ -278,6 +302,16 @@ def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) ->
 
 
 @participant_open
+@login_required
+@require_GET
+def annotate_done(request: AnnotatorRequest, project_id: int) -> HttpResponse:
+    """My done items, latest first, each a link to reopen it (the panel under ``D``, or a page of its own)."""
+    project = project_get_for_annotator(user=request.user, project_id=project_id)
+    context = {"project": project, "done": selectors.done_items_for(project=project, annotator=request.user)}
+    template = "annotation/partials/done_list.html" if request.htmx else "annotation/done.html"
+    return render(request, template, context)
+
+
 @login_required
 @require_GET
 def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpResponse:

@@ -107,30 +107,30 @@ def repeat_distances(
 
 
 def _position_bias(data: Judgments, signed: FloatArray) -> dict[str, Any]:
-    """Decided two-response judgments: preferred position from the signed preference with the project's tie band
-    (|S_A − S_B| below the tolerance), first-shown position from the stored order."""
+    """Decided two-response judgments whose screen order is known: preferred position from the signed preference
+    with the project's tie band (|S_A − S_B| below the tolerance), first-shown position from the stored order.
+    Labels imported without their order are left out (their stored order is a placeholder) and counted in
+    ``unknown_order``."""
     n = data.annotation_ids.size
     if n == 0:
-        return position_bias(np.zeros(0), np.zeros(0, dtype=np.int64), 0).as_dict(data.annotator_ids)
+        empty = position_bias(np.zeros(0), np.zeros(0, dtype=np.int64), 0).as_dict(data.annotator_ids)
+        return {**empty, "unknown_order": 0}
+    known = Annotation.objects.filter(pk__in=data.annotation_ids.tolist(), order_known=True)
     shown = np.array(
-        list(
-            Annotation.objects.filter(pk__in=data.annotation_ids.tolist())
-            .order_by("pk")
-            .values_list("pk", Cast(KT("response_order__0"), IntegerField()))
-        ),
+        list(known.order_by("pk").values_list("pk", Cast(KT("response_order__0"), IntegerField()))),
         dtype=np.int64,
     ).reshape(-1, 2)
     at = np.searchsorted(shown[:, 0], data.annotation_ids)
     at = np.minimum(at, max(shown.shape[0] - 1, 0))
-    found = shown.shape[0] > 0 and np.all(shown[at, 0] == data.annotation_ids)
-    first = shown[at, 1] if found else np.zeros(n, dtype=np.int64)
+    order_known = (shown[at, 0] == data.annotation_ids) if shown.shape[0] > 0 else np.zeros(n, dtype=bool)
+    first = np.where(order_known, shown[at, 1] if shown.shape[0] > 0 else 0, 0)
     s = signed[data.annotation_item, data.annotation_slot]
     band = float(data.settings.tie_tolerance) / 2.0
     preferred = np.where(s > band, 0, np.where(s < -band, 1, TIE))
     outcome = first_preferred(preferred, first)
-    outcome[np.isnan(s)] = np.nan
+    outcome[np.isnan(s) | ~order_known] = np.nan
     result = position_bias(outcome, data.annotation_annotator, data.annotator_ids.size)
-    return result.as_dict(data.annotator_ids)
+    return {**result.as_dict(data.annotator_ids), "unknown_order": int((~order_known).sum())}
 
 
 def _consistency(data: Judgments, layout: tuple[FloatArray, FloatArray, Any], repeats: Any) -> dict[str, Any]:

@@ -400,6 +400,7 @@ def _write(
 
 _REVISED_FIELDS = (
     "response_order",
+    "order_known",
     "binary_choice",
     "likert_value",
     "suggestion_shown",
@@ -435,6 +436,7 @@ def _revise(annotation: Annotation, labels: list[_Label], positions: dict[int, i
     time adds up, and once a suggestion was shown the annotation is never blind again."""
     last = labels[-1]
     annotation.response_order = _order(last, positions)
+    annotation.order_known = last.response_order is not None
     annotation.binary_choice = last.choice
     annotation.likert_value = last.likert
     annotation.suggestion_shown = annotation.suggestion_shown or any(lb.suggestion_shown for lb in labels)

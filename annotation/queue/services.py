@@ -28,7 +28,7 @@ from django.db.models import (
 from django.utils import timezone
 
 from annotation import compiled_sql, judgment
-from annotation.checks import check_annotator, check_annotator_of
+from annotation.checks import check_annotator, check_annotator_of, check_served, served
 from annotation.compiled_sql import Builder
 from annotation.models import Annotation, Assignment
 from annotation.queue import order as queue_order
@@ -128,7 +128,8 @@ def claim_next(
     now = timezone.now()
     if not own_claim_absent:
         own = _own_claim_extend(project=project, annotator=annotator, now=now)
-        if own is not None:
+        # A claim held across a handoff is not served again (checks.check_served).
+        if own is not None and served(project=project, item_id=own.item_id, annotator_id=int(annotator.pk)):
             return own
     if project.phase == Project.Phase.COLLECTING:
         claim = _claim_new_in_transaction if in_transaction else _claim_new
@@ -145,7 +146,10 @@ def claim_next(
 
 def request_serve(*, project: Project, annotator: AbstractBaseUser, item_id: int, now: datetime) -> Assignment | None:
     """Put the item of an open label request in the person's queue as their live claim (the next item they get).
-    A request item bypasses the overlap: its label is wanted from this person whatever others gave."""
+    A request item bypasses the overlap: its label is wanted from this person whatever others gave. None when the
+    project's phase does not serve it (a request drawn before a handoff)."""
+    if not served(project=project, item_id=item_id, annotator_id=int(annotator.pk)):
+        return None
     item = item_with_responses(project=project, item_id=item_id)
     if item is None:
         return None
@@ -393,6 +397,7 @@ def assignment_claim_item(*, project: Project, item: Item, annotator: AbstractBa
     """This annotator's hold on one named item (opening it from history, or a link): theirs if they have one,
     otherwise a new claim when the item still has room."""
     check_annotator_of(project=project, item=item, annotator=annotator)
+    check_served(project=project, item_id=item.pk, annotator_id=int(annotator.pk))
     now = timezone.now()
     mine = lock_rows(Assignment.objects.filter(item=item, annotator_id=annotator.pk), skip_locked=False).first()
     if mine is not None and mine.status == Assignment.Status.DONE:

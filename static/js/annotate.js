@@ -17,7 +17,9 @@
   "use strict";
 
   var PERMILLE = 1000;
-  var state = { frame: null, item: null, started: 0, visibleMs: 0, lastVisible: 0 };
+  // lastPreset: the cell a preset key just set and where it moved the focus, so that "-" / "+" pressed next adjust
+  // the judgment just given ("4", then "-": lean support, less sure), not the next response's empty one.
+  var state = { frame: null, item: null, started: 0, visibleMs: 0, lastVisible: 0, lastPreset: null };
 
   function pct(permille) {
     var value = permille / 10;
@@ -41,6 +43,68 @@
     // Screen readers announce the slider in percent, not the per-mille it stores.
     cell.querySelector("input.mu").setAttribute("aria-valuetext", pct(mu));
     cell.querySelector("input.nu").setAttribute("aria-valuetext", pct(nu));
+    if (window.PenumbraIfsInput) window.PenumbraIfsInput.place(cell, mu, nu);
+  }
+
+  function setSlider(slider, value) {
+    // The step first: a range input rounds its value to its step, and a value must be stored exactly as shown.
+    slider.step = value % 10 === 0 ? "10" : "1";
+    slider.value = String(value);
+  }
+
+  // μ and ν of a cell set together (the triangle, a preset, the hesitation keys): always within μ + ν ≤ 100 %, so
+  // the yield rule has nothing to do and its note goes.
+  function setCell(cell, mu, nu) {
+    setSlider(cell.querySelector("input.mu"), mu);
+    setSlider(cell.querySelector("input.nu"), nu);
+    var note = cell.querySelector(".yield-note");
+    if (note.classList.contains("shown")) {
+      note.classList.remove("shown");
+      note.textContent = "\u00a0";
+    }
+    paint(cell);
+  }
+
+  function currentCell(target) {
+    var cell = target && target.closest ? target.closest("fieldset.ifs") : null;
+    var article = !cell && target && target.closest ? target.closest("article.response") : null;
+    if (article) cell = article.querySelector("fieldset.ifs");  // reading its text: the preset is for that answer
+    return cell || (state.frame && state.frame.querySelector("fieldset.ifs"));
+  }
+
+  // After a preset the next response's first slider takes the focus (after the last one, Save): one key per response.
+  function advanceFrom(cell) {
+    var cells = Array.prototype.slice.call(state.frame.querySelectorAll("fieldset.ifs"));
+    var next = cells[cells.indexOf(cell) + 1];
+    var target = next ? next.querySelector("input.mu") : document.getElementById("save-button");
+    if (target) target.focus();
+  }
+
+  // The IFS keys (static/js/ifs_input.js): a preset digit, or "-" / "+" for hesitation alone. True if handled.
+  function ifsKey(event, key) {
+    var input = window.PenumbraIfsInput;
+    if (!input || !state.frame.querySelector("fieldset.ifs")) return false;
+    var cell = currentCell(event.target);
+    var preset = input.presetFor(key);
+    if (preset) {
+      setCell(cell, preset.mu, preset.nu);
+      advanceFrom(cell);
+      state.lastPreset = { cell: cell, focused: document.activeElement };
+      return true;
+    }
+    var more = key === "-" || key === "_";
+    if (more || key === "+" || key === "=") {
+      var last = state.lastPreset;
+      if (last && last.focused === document.activeElement && state.frame.contains(last.cell)) cell = last.cell;
+      var moved = input.hesitate(
+        parseInt(cell.querySelector("input.mu").value, 10),
+        parseInt(cell.querySelector("input.nu").value, 10),
+        more ? 100 : -100
+      );
+      setCell(cell, moved.mu, moved.nu);
+      return true;
+    }
+    return false;
   }
 
   // The other slider yields: see the comment at the top of this file.
@@ -77,8 +141,7 @@
 
   function nudge(slider, amount) {
     var value = Math.min(PERMILLE, Math.max(0, parseInt(slider.value, 10) + amount));
-    slider.step = value % 10 === 0 ? "10" : "1";
-    slider.value = String(value);
+    setSlider(slider, value);
     keepWithinOne(slider);
   }
 
@@ -104,6 +167,67 @@
     return Boolean(element);
   }
 
+  // Reading room. Focus mode is remembered in this browser (localStorage) for every item; an expanded answer and a
+  // collapsed prompt are for this item only.
+  var FOCUS_KEY = "penumbra.focusMode";
+
+  function remembered(key) {
+    try { return window.localStorage.getItem(key) === "1"; } catch (error) { return false; }
+  }
+
+  function remember(key, on) {
+    try { window.localStorage.setItem(key, on ? "1" : "0"); } catch (error) { /* private mode: not remembered */ }
+  }
+
+  function setFocusMode(on) {
+    state.frame.classList.toggle("focus-mode", on);
+    var button = document.getElementById("focus-toggle");
+    if (button) button.setAttribute("aria-pressed", String(on));
+  }
+
+  function togglePrompt() {
+    var collapsed = state.frame.classList.toggle("prompt-collapsed");
+    var button = document.getElementById("prompt-toggle");
+    if (button) {
+      button.setAttribute("aria-expanded", String(!collapsed));
+      button.firstChild.textContent = collapsed ? "Show " : "Collapse ";
+    }
+  }
+
+  function toggleExpand(article) {
+    if (!article) return;
+    var on = !article.classList.contains("expanded");
+    state.frame.querySelectorAll("article.response").forEach(function (other) {
+      other.classList.remove("expanded");
+      var toggle = other.querySelector(".expand-toggle");
+      toggle.setAttribute("aria-pressed", "false");
+      toggle.firstChild.textContent = "Expand ";
+    });
+    article.classList.toggle("expanded", on);
+    state.frame.classList.toggle("has-expanded", on);
+    var button = article.querySelector(".expand-toggle");
+    button.setAttribute("aria-pressed", String(on));
+    button.firstChild.textContent = on ? "Back " : "Expand ";
+    if (on) {
+      var text = article.querySelector(".response-text");
+      if (text) text.focus({ preventScroll: true });  // arrows and Page Down now scroll the answer
+    }
+  }
+
+  function currentArticle(target) {
+    return (target && target.closest && target.closest("article.response")) ||
+      state.frame.querySelector("article.response.expanded") || state.frame.querySelector("article.response");
+  }
+
+  // The done list loads when asked for (htmx GET into the panel); D again hides it.
+  function openDone() {
+    var panel = document.getElementById("done-panel");
+    var link = document.getElementById("done-toggle");
+    if (!panel || !link) return;
+    if (!panel.hidden) { panel.hidden = true; return; }
+    link.click();
+  }
+
   function submitSave() {
     var form = document.getElementById("annotate-form");
     if (form) form.requestSubmit();
@@ -119,10 +243,12 @@
       return;
     }
     if (event.key === "Escape") {
-      ["help-panel", "skip-panel"].forEach(function (id) {
+      ["help-panel", "skip-panel", "done-panel"].forEach(function (id) {
         var panel = document.getElementById(id);
         if (panel) panel.hidden = true;
       });
+      var expanded = state.frame.querySelector("article.response.expanded");
+      if (expanded) toggleExpand(expanded);
       return;
     }
     if (event.key === "Enter" && target.id === "skip-reason") {
@@ -145,10 +271,21 @@
       return;
     }
     var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    if (ifsKey(event, key)) { event.preventDefault(); return; }
+    if (key === "e") { event.preventDefault(); toggleExpand(currentArticle(target)); return; }
+    if (key === "c") { event.preventDefault(); togglePrompt(); return; }
+    if (key === "f") {
+      event.preventDefault();
+      var on = !state.frame.classList.contains("focus-mode");
+      remember(FOCUS_KEY, on);
+      setFocusMode(on);
+      return;
+    }
     if (key === "j") { event.preventDefault(); focusSlider(1); }
     else if (key === "k") { event.preventDefault(); focusSlider(-1); }
     else if (key === "s") { event.preventDefault(); submitSave(); }
     else if (key === "x") { event.preventDefault(); toggle("skip-panel", "select"); }
+    else if (key === "d") { event.preventDefault(); openDone(); }
     else if (key === "p") { event.preventDefault(); click("previous-link"); }
     else if (key === "l") { event.preventDefault(); click("accept-button"); }
     else if (key === "n") { event.preventDefault(); click("keep-label"); }
@@ -174,20 +311,41 @@
     var sameItem = state.item !== null && state.item === frame.dataset.item;
     state.frame = frame;
     state.item = frame.dataset.item;
+    state.lastPreset = null;
     if (!(sameItem && frame.dataset.justAccepted)) {
       state.visibleMs = 0;
       state.lastVisible = document.visibilityState === "visible" ? performance.now() : 0;
     }
 
-    frame.querySelectorAll("fieldset.ifs").forEach(paint);
+    frame.querySelectorAll("fieldset.ifs").forEach(function (cell) {
+      if (window.PenumbraIfsInput) window.PenumbraIfsInput.build(cell, setCell);
+      paint(cell);
+    });
     frame.addEventListener("input", function (event) {
       if (event.target.classList.contains("slider")) keepWithinOne(event.target);
     });
     var skipToggle = document.getElementById("skip-toggle");
     if (skipToggle) skipToggle.addEventListener("click", function () { toggle("skip-panel", "select"); });
+    setFocusMode(remembered(FOCUS_KEY));
+    var focusToggle = document.getElementById("focus-toggle");
+    if (focusToggle) {
+      focusToggle.addEventListener("click", function () {
+        var on = !state.frame.classList.contains("focus-mode");
+        remember(FOCUS_KEY, on);
+        setFocusMode(on);
+      });
+    }
+    var promptToggle = document.getElementById("prompt-toggle");
+    if (promptToggle) promptToggle.addEventListener("click", togglePrompt);
+    frame.querySelectorAll(".expand-toggle").forEach(function (button) {
+      button.addEventListener("click", function () { toggleExpand(button.closest("article.response")); });
+    });
     var helpToggle = document.getElementById("help-toggle");
     if (helpToggle) helpToggle.addEventListener("click", function () { toggle("help-panel"); });
     var first = sliders()[0] || frame.querySelector("input[type=radio]");
+    // A refused skip comes back with its panel open and the field to fix marked: the focus goes there.
+    var refusedSkip = frame.querySelector("#skip-panel:not([hidden]) [aria-invalid=true]");
+    if (refusedSkip) first = refusedSkip;
     if (first) first.focus({ preventScroll: true });
     // After Accept the filled values stay in view (the swap itself does not scroll).
     if (frame.dataset.justAccepted) {
@@ -225,5 +383,12 @@
   document.addEventListener("keydown", onKey);
   document.addEventListener("DOMContentLoaded", init);
   document.addEventListener("htmx:afterSettle", init);
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var panel = event.detail && event.detail.target;
+    if (!panel || panel.id !== "done-panel") return;
+    panel.hidden = false;
+    var firstLink = panel.querySelector("a");
+    (firstLink || panel).focus();
+  });
   if (document.readyState !== "loading") init();
 })();

@@ -110,3 +110,28 @@ def test_unknown_user_is_refused_by_name(lead_client, project, settings_url):
     assert response.status_code == 400
     assert "No account is named 'nobody'." in response.context["member_form"].errors["username"]
     assert project.memberships.count() == count
+
+
+def test_weights_show_four_digits_and_the_shown_form_saves_unchanged(lead_client, project, settings_url):
+    """1/3 reads 0.3333 in its field; the form sent back as shown keeps the stored thirds (their sum stays 1),
+    while a typed 0.3333 next to two others that do not make 1 is still refused."""
+    html = lead_client.get(settings_url).content.decode()
+    assert 'value="0.3333"' in html
+    assert "0.33333" not in html
+    form = ProjectSettingsForm(project=project)
+    shown = {name: form[name].value() for name in ("weight_consistency", "weight_expertise", "weight_agreement")}
+    shown = {name: form.fields[name].prepare_value(value) for name, value in shown.items()}
+    assert shown == {"weight_consistency": "0.3333", "weight_expertise": "0.3333", "weight_agreement": "0.3333"}
+
+    response = lead_client.post(settings_url, _settings_post(project, overlap=4, **shown))
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert (project.overlap, project.weight_consistency, project.weight_agreement) == (4, 1 / 3, 1 / 3)
+
+    refused = lead_client.post(
+        settings_url,
+        _settings_post(
+            project, weight_consistency="0.3", **{"weight_expertise": "0.3333", "weight_agreement": "0.3333"}
+        ),
+    )
+    assert "must sum to 1" in refused.content.decode()

@@ -50,3 +50,42 @@ def test_the_dashboard_card_names_the_biased_annotator(judged, lead_client):
     card = card[: card.index("</section>")]
     assert biased.username in card
     assert card.count("prefers first position") == 1
+
+
+def _import(project, name: str, items, *, with_order: bool) -> None:
+    import json
+
+    from annotation.imports.labels import labels_import
+
+    rows = []
+    for n, item in enumerate(items):
+        row = {"item": item.external_id, "annotator": name, "mode": "ifs", "values": []}
+        order = [0, 1] if n % 2 == 0 else [1, 0]
+        for position, (mu, nu) in enumerate(PREFERS_0):  # always response 0, whatever the screen showed
+            row["values"].append({"position": position, "criterion": "overall", "mu": mu / 1000, "nu": nu / 1000})
+        if with_order:
+            row["response_order"] = order
+        rows.append(json.dumps(row))
+    labels_import(project=project, lines=rows)
+
+
+def test_imported_labels_without_a_screen_order_are_left_out_and_said_so(judged, lead_client):
+    """An imported annotator who always chose response 0 has no known screen order: not counted, not flagged
+    (it was flagged with rate 1.0 when its placeholder order counted); with its orders given it counts (0.5)."""
+    project, _, _ = judged
+    items = list(project.items.order_by("pk"))
+    _import(project, "imported-no-order", items, with_order=False)
+    _import(project, "imported-with-order", items, with_order=True)
+    services.project_aggregates_recompute(project_id=project.pk)
+
+    study = lead_client.get(reverse("api-stats", kwargs={"project_id": project.pk})).json()["study"]
+    bias = study["position_bias"]
+    annotators = dict(Annotation.objects.filter(project=project).values_list("annotator__username", "annotator_id"))
+    rows = {row["annotator_id"]: row for row in bias["annotators"]}
+    assert bias["unknown_order"] == len(items)
+    assert bias["n"] == 48 + len(items), "the labels with their order count, the others do not"
+    assert rows[annotators["imported-with-order"]]["rate"] == 0.5
+    no_order = rows.get(annotators["imported-no-order"])
+    assert no_order is None or (no_order["rate"] is None and not no_order["flagged"])
+    html = lead_client.get(reverse("dashboard", kwargs={"project_id": project.pk})).content.decode()
+    assert f"{len(items)} imported labels without their screen order are left out." in html
