@@ -41,6 +41,9 @@ def import_labels_job_run(*, job_id: int) -> None:
         return {
             "created": result.created,
             "revisions": result.revisions,
+            "unchanged": result.unchanged,
+            "revised": result.revised,
+            "identities_created": result.identities_created,
             "skipped": result.skipped,
             "errors": row_errors(result.errors),
         }

@@ -42,6 +42,7 @@ def labels_import_formatted(
             progress=progress,
             allow_members=allow_members,
             allow_leads=allow_leads,
+            source=fmt,
         )
     converted = convert_labels(fmt, handle, mode=project.mode, likert_points=project.likert_points, seed=project.seed)
     failed = conversion_errors(converted)
@@ -54,6 +55,7 @@ def labels_import_formatted(
             progress=progress,
             allow_members=allow_members,
             allow_leads=allow_leads,
+            source=fmt,
         )
     except ImportRejected as rejected:
         raise rejected_with(failed + traced_errors(rejected.errors, sources)) from None
