@@ -19,9 +19,9 @@ from rest_framework.views import APIView
 from annotation.models import Annotation
 from annotation.selectors import annotation_created_by_save, annotation_item_id_own, annotations_visible_to
 from annotation.services import annotation_save
-from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
-from projects.formats import FORMATS, NATIVE
-from projects.import_tasks import import_job_start
+from projects.api import JOB_ACCEPTED, IdPagination, import_job_answer, upload_too_large
+from projects.formats import NATIVE
+from projects.import_tasks import FORMAT_CHOICES
 from projects.importing import RowInvalid, to_permille
 from projects.models import Job, Project
 from projects.selectors import item_get_for_user, project_get_for_lead, project_get_for_user
@@ -100,13 +100,20 @@ class AnnotationSerializer(serializers.ModelSerializer):
 class LabelImportSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="JSON Lines of labels (see annotation.label_import for the row shape).")
     format = serializers.ChoiceField(
-        choices=FORMATS, default=NATIVE, help_text="Penumbra's own rows, or the file of another tool."
+        choices=FORMAT_CHOICES,
+        default=NATIVE,
+        help_text="Penumbra's own rows, the file of another tool, or auto (detected from the first record).",
     )
     skip_invalid = serializers.BooleanField(default=False)
     allow_members = serializers.BooleanField(
-        default=False, help_text="Rows may name annotators of this project who have a login."
+        default=False, help_text="A name that is the username of an annotator of this project files under them."
     )
-    allow_leads = serializers.BooleanField(default=False, help_text="Rows may name leads of this project.")
+    allow_leads = serializers.BooleanField(
+        default=False, help_text="A name that is the username of a lead of this project files under them."
+    )
+    dry_run = serializers.BooleanField(
+        default=False, help_text="Check every record and report what would happen, writing nothing."
+    )
 
 
 def _service_values(project: Project, values: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
@@ -203,19 +210,18 @@ class LabelImportApi(APIView):
 
     @extend_schema(
         request={"multipart/form-data": LabelImportSerializer},
-        responses={202: OpenApiResponse(JOB_ACCEPTED, description="Poll the job's url for progress and errors.")},
+        responses={
+            202: OpenApiResponse(JOB_ACCEPTED, description="Poll the job's url for progress and errors."),
+            413: OpenApiResponse(description="The file is over IMPORT_MAX_UPLOAD_MB."),
+        },
     )
     def post(self, request: Request, project_id: int) -> Response:
         project = project_get_for_lead(user=request.user, project_id=project_id)
+        if (refused := upload_too_large(request)) is not None:
+            return refused
         data = LabelImportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        job = import_job_start(
-            project=project,
-            user=request.user,
-            kind=Job.Kind.IMPORT_LABELS,
-            upload=data.validated_data["file"],
-            options={
-                name: data.validated_data[name] for name in ("skip_invalid", "format", "allow_members", "allow_leads")
-            },
+        options = {k: v for k, v in data.validated_data.items() if k != "file"}
+        return import_job_answer(
+            request, project=project, kind=Job.Kind.IMPORT_LABELS, upload=data.validated_data["file"], options=options
         )
-        return job_accepted(request, job)

@@ -1,7 +1,8 @@
 """The label-import job: an uploaded file of existing labels, imported by annotation.label_import in a Job.
 
-It shares the item-import job's plumbing (projects.import_tasks: the upload kept with the Job, the UTF-8 scan, the
-error shape) and lives here because it runs annotation's services, which projects may not import.
+It shares the item-import job's plumbing (projects.import_tasks: the upload kept with the Job, the format detected,
+the UTF-8 scan, broken files named, the dry run, the error shape) and lives here because it runs annotation's
+services, which projects may not import.
 """
 
 from __future__ import annotations
@@ -11,42 +12,66 @@ from typing import Any
 from celery import shared_task
 
 from annotation.label_formats import labels_import_formatted
-from annotation.label_import import labels_import
+from annotation.label_import import LabelImportResult, labels_import
 from projects.formats import NATIVE
-from projects.import_tasks import checked_line_count, job_lines, rejected_failure, row_errors
+from projects.import_preview import labels_preview
+from projects.import_tasks import (
+    checked_line_count,
+    dry_run_outcome,
+    file_problems_named,
+    formatted_input,
+    job_lines,
+    rejected_failure,
+    resolved_format,
+    row_errors,
+)
 from projects.importing import ImportRejected
 from projects.jobs import Progress, job_input_file, job_run
 from projects.models import Job
 
 
+def _as_dict(result: LabelImportResult) -> dict[str, Any]:
+    return {
+        "created": result.created,
+        "revisions": result.revisions,
+        "unchanged": result.unchanged,
+        "revised": result.revised,
+        "identities_created": result.identities_created,
+        "skipped": result.skipped,
+        "errors": row_errors(result.errors),
+    }
+
+
 def import_labels_job_run(*, job_id: int) -> None:
     def work(job: Job, progress: Progress) -> dict[str, Any]:
-        fmt = job.options.get("format", NATIVE)
-        common = {
+        common: dict[str, Any] = {
             "skip_invalid": bool(job.options.get("skip_invalid", False)),
             "allow_members": bool(job.options.get("allow_members", False)),
             "allow_leads": bool(job.options.get("allow_leads", False)),
         }
-        try:
-            if fmt == NATIVE:
-                progress(0, checked_line_count(job))
-                result = labels_import(project=job.project, lines=job_lines(job), progress=progress, **common)
-            else:
+        with file_problems_named():
+            fmt, why = resolved_format(job, labels=True)
+
+            def run() -> dict[str, Any]:
+                if fmt == NATIVE:
+                    progress(0, checked_line_count(job))
+                    return _as_dict(
+                        labels_import(project=job.project, lines=job_lines(job), progress=progress, **common)
+                    )
                 progress(0, 0)
-                result = labels_import_formatted(
-                    project=job.project, fmt=fmt, handle=job_input_file(job_id=job.pk), progress=progress, **common
+                return _as_dict(
+                    labels_import_formatted(
+                        project=job.project, fmt=fmt, handle=formatted_input(job, fmt), progress=progress, **common
+                    )
                 )
-        except ImportRejected as rejected:
-            raise rejected_failure(rejected) from None
-        return {
-            "created": result.created,
-            "revisions": result.revisions,
-            "unchanged": result.unchanged,
-            "revised": result.revised,
-            "identities_created": result.identities_created,
-            "skipped": result.skipped,
-            "errors": row_errors(result.errors),
-        }
+
+            def preview() -> list[dict[str, Any]]:
+                return labels_preview(project=job.project, fmt=fmt, data=job_input_file(job_id=job.pk).getvalue())
+
+            try:
+                return dry_run_outcome(run, preview=preview, fmt=fmt, why=why, dry=bool(job.options.get("dry_run")))
+            except ImportRejected as rejected:
+                raise rejected_failure(rejected) from None
 
     job_run(job_id=job_id, kinds=[Job.Kind.IMPORT_LABELS], work=work)
 

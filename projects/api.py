@@ -18,8 +18,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from projects.formats import FORMATS, NATIVE
-from projects.import_tasks import import_job_start
+from projects.formats import NATIVE
+from projects.import_tasks import (
+    FORMAT_CHOICES,
+    UploadTooLarge,
+    import_job_start,
+    upload_limit_bytes,
+    upload_too_large_message,
+)
 from projects.models import Criterion, Item, Job, Membership, Project
 from projects.selectors import (
     criteria_for_member,
@@ -175,11 +181,45 @@ class JobSerializer(serializers.ModelSerializer):
 class ImportUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="JSON Lines, one item per line, or another tool's file (see format).")
     format = serializers.ChoiceField(
-        choices=FORMATS, default=NATIVE, help_text="Penumbra's own rows, or the file of another tool."
+        choices=FORMAT_CHOICES,
+        default=NATIVE,
+        help_text="Penumbra's own rows, the file of another tool, or auto (detected from the first record).",
     )
     on_duplicate = serializers.ChoiceField(choices=["reject", "update", "skip"], default="reject")
     skip_invalid = serializers.BooleanField(default=False)
     trl_chosen_as = serializers.ChoiceField(choices=["gold", "suggestion", "none"], default="gold")
+    dry_run = serializers.BooleanField(
+        default=False,
+        help_text="Check every record and report what would happen (with the detected format and a preview of the "
+        "first rows), writing nothing.",
+    )
+
+
+def upload_too_large(request: Request) -> Response | None:
+    """413 before the body is read when the request says it is over the limit (the service checks the file too)."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None
+    # A multipart body carries a little more than the file: headers and boundaries.
+    if length > upload_limit_bytes() + 64 * 1024:
+        return too_large_response(upload_too_large_message(length))
+    return None
+
+
+def too_large_response(message: str) -> Response:
+    return Response({"detail": message, "errors": {"file": [message]}}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+
+
+def import_job_answer(
+    request: Request, *, project: Project, kind: str, upload: Any, options: dict[str, Any]
+) -> Response:
+    """Start the import job and answer 202, or 413 for a file over the limit."""
+    try:
+        job = import_job_start(project=project, user=request.user, kind=kind, upload=upload, options=options)
+    except UploadTooLarge as too_large:
+        return too_large_response(" ".join(too_large.messages))
+    return job_accepted(request, job)
 
 
 JOB_ACCEPTED = inline_serializer(
@@ -304,21 +344,21 @@ class ItemImportApi(APIView):
 
     @extend_schema(
         request={"multipart/form-data": ImportUploadSerializer},
-        responses={202: OpenApiResponse(JOB_ACCEPTED, description="Poll the job's url for progress and errors.")},
+        responses={
+            202: OpenApiResponse(JOB_ACCEPTED, description="Poll the job's url for progress and errors."),
+            413: OpenApiResponse(description="The file is over IMPORT_MAX_UPLOAD_MB."),
+        },
     )
     def post(self, request: Request, project_id: int) -> Response:
         project = project_get_for_lead(user=request.user, project_id=project_id)
+        if (refused := upload_too_large(request)) is not None:
+            return refused
         data = ImportUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         options = {k: v for k, v in data.validated_data.items() if k != "file"}
-        job = import_job_start(
-            project=project,
-            user=request.user,
-            kind=Job.Kind.IMPORT_ITEMS,
-            upload=data.validated_data["file"],
-            options=options,
+        return import_job_answer(
+            request, project=project, kind=Job.Kind.IMPORT_ITEMS, upload=data.validated_data["file"], options=options
         )
-        return job_accepted(request, job)
 
 
 class JobListApi(APIView):
