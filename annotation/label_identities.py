@@ -42,9 +42,7 @@ def check_identity_link(*, identity: ImportedAnnotator, member_id: int) -> Membe
 @transaction.atomic
 def imported_annotator_link(*, project: Project, identity_id: int, member_id: int) -> ImportedAnnotator:
     """Link the identity to the member and move its labels to them (nothing moves if a check fails)."""
-    identity = (
-        ImportedAnnotator.objects.select_for_update().select_related("user").get(pk=identity_id, project=project)
-    )
+    identity = ImportedAnnotator.objects.select_for_update().select_related("user").get(pk=identity_id, project=project)
     membership = check_identity_link(identity=identity, member_id=member_id)
     # A shadow cannot log in, so it holds no claims or exposures: its annotations are all there is to move.
     item_ids = set(Annotation.objects.filter(annotator=identity.user).values_list("item_id", flat=True))

@@ -47,7 +47,9 @@ def test_latin1_native_items_name_the_line_and_byte_offset(project, lead_client,
     assert not Item.objects.filter(project=project, external_id__in=["a", "b"]).exists()
 
 
-def test_latin1_tool_file_names_the_encoding_and_offset(binary_project, lead_client, django_capture_on_commit_callbacks):
+def test_latin1_tool_file_names_the_encoding_and_offset(
+    binary_project, lead_client, django_capture_on_commit_callbacks
+):
     data = json.dumps([{"id": 1, "data": {"prompt": "caf\u00e9", "answer1": "a", "answer2": "b"}}]).encode("latin-1")
     data = data.replace(b"\\u00e9", b"\xe9")
 
