@@ -43,7 +43,8 @@ def test_latin1_native_items_name_the_line_and_byte_offset(project, lead_client,
     offset = len(good) + bad.index(b"\xe9")
     assert f"byte offset {offset}" in job["result"]["detail"]
     assert "UTF-8" in job["result"]["detail"]
-    assert job["errors"][0]["line"] == 2 and "0xe9" in job["errors"][0]["message"]
+    assert job["errors"][0]["line"] == 2
+    assert "0xe9" in job["errors"][0]["message"]
     assert not Item.objects.filter(project=project, external_id__in=["a", "b"]).exists()
 
 

@@ -60,9 +60,11 @@ def test_a_label_dry_run_creates_no_identity(project, lead_client, django_captur
                      dry_run="true")  # fmt: skip
 
     job = lead_client.get(response.json()["url"]).json()
-    assert job["result"]["created"] == 1 and job["result"]["identities_created"] == 1
+    assert job["result"]["created"] == 1
+    assert job["result"]["identities_created"] == 1
     assert job["result"]["preview"][0]["annotator"] == "zed"
-    assert not ImportedAnnotator.objects.exists() and not Annotation.objects.exists()
+    assert not ImportedAnnotator.objects.exists()
+    assert not Annotation.objects.exists()
 
 
 def test_an_upload_over_the_limit_is_refused_with_413(project, lead_client, settings):

@@ -79,7 +79,8 @@ def test_a_shadow_user_cannot_log_in_and_owns_no_account_name(project, items, cl
 
     shadow = ImportedAnnotator.objects.get(project=project, external_id="alice").user
     assert shadow.get_username() != "alice"
-    assert not shadow.is_active and not shadow.has_usable_password()
+    assert not shadow.is_active
+    assert not shadow.has_usable_password()
     registered = get_user_model().objects.get(username="alice")
     assert not Membership.objects.filter(project=project, user=registered).exists()
     assert not Annotation.objects.filter(annotator=registered).exists()

@@ -93,7 +93,8 @@ def test_an_imported_label_imported_again_changed_is_revised_with_its_history_ke
     assert (again.created, again.revised) == (0, 1)
     assert JudgmentValue.objects.get(annotation__item=items[0], response__position=0).mu == 100
     first, second = Annotation.objects.get(item=items[0]).revisions.order_by("number")
-    assert first.payload["values"][0]["mu"] == 700 and second.payload["values"][0]["mu"] == 100
+    assert first.payload["values"][0]["mu"] == 700
+    assert second.payload["values"][0]["mu"] == 100
 
 
 def test_missing_values_are_named(project, items):

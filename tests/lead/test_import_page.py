@@ -33,20 +33,24 @@ def _upload(client, project, data: bytes, capture, **fields):
 
 def test_upload_dry_run_then_import_and_report(project, lead_client, django_capture_on_commit_callbacks):
     page = lead_client.get(f"/projects/{project.pk}/import/")
-    assert page.status_code == 200 and b'type="file"' in page.content
+    assert page.status_code == 200
+    assert b'type="file"' in page.content
 
     response = _upload(lead_client, project, _items(3), django_capture_on_commit_callbacks)
     assert response.status_code == 302
     dry = lead_client.get(response["Location"]).content.decode()
     assert "Penumbra&#x27;s own JSON Lines" in dry or "Penumbra's own JSON Lines" in dry
-    assert "Prompt 0" in dry and "gpt-x" in dry and "gold_reason" in dry
+    assert "Prompt 0" in dry
+    assert "gpt-x" in dry
+    assert "gold_reason" in dry
     assert not Item.objects.filter(project=project, external_id__startswith="p").exists()
 
     dry_run = Job.objects.get(project=project, options__dry_run=True)
     with django_capture_on_commit_callbacks(execute=True):
         confirmed = lead_client.post(f"/projects/{project.pk}/import/{dry_run.pk}/run/")
     report = lead_client.get(confirmed["Location"]).content.decode()
-    assert 'id="import-counts"' in report and "Report" in report
+    assert 'id="import-counts"' in report
+    assert "Report" in report
     assert Item.objects.filter(project=project, external_id__startswith="p").count() == 3
 
 
@@ -54,7 +58,8 @@ def test_bad_records_are_named_by_line_and_block_the_import(project, lead_client
     response = _upload(lead_client, project, _items(2, broken=True), django_capture_on_commit_callbacks)
 
     page = lead_client.get(response["Location"]).content.decode()
-    assert "line 3" in page and "responses must be a list of at least 2" in page
+    assert "line 3" in page
+    assert "responses must be a list of at least 2" in page
     assert 'id="import-confirm"' not in page
     dry_run = Job.objects.get(project=project)
     assert lead_client.post(f"/projects/{project.pk}/import/{dry_run.pk}/run/").status_code == 400
