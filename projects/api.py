@@ -132,19 +132,27 @@ class SuggestionSerializer(serializers.Serializer):
         ]
 
 
+class AnnotatorResponseSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    text = serializers.CharField()
+
+
 class ItemSerializer(serializers.Serializer):
-    """What every member sees of an item."""
+    """What every member sees of an item: of what was imported, only the prompt and the responses' texts (a model's
+    name or any metadata could sway a judgment; they are the lead's)."""
 
     id = serializers.IntegerField()
     external_id = serializers.CharField()
     prompt = serializers.CharField()
-    metadata = serializers.JSONField()
-    responses = ResponseSerializer(many=True)
+    responses = AnnotatorResponseSerializer(many=True)
 
 
 class LeadItemSerializer(ItemSerializer):
-    """Leads also see the blind flag, gold and its lead-only metadata, label count and the suggestion."""
+    """Leads also see the responses' models, the metadata, the blind flag, gold, its lead-only metadata, label
+    count and the suggestion."""
 
+    responses = ResponseSerializer(many=True)  # type: ignore[assignment]
+    metadata = serializers.JSONField()
     lead_metadata = serializers.JSONField()
     is_blind = serializers.BooleanField()
     blind_inclusion_probability = serializers.FloatField(allow_null=True)
@@ -310,6 +318,9 @@ class MemberListApi(APIView):
 class ItemForMemberSerializer(ItemSerializer):
     """The documented item: the lead-only fields are present for leads and absent for annotators."""
 
+    responses = ResponseSerializer(many=True, help_text="Annotators get position and text; leads also the model.")  # type: ignore[assignment]
+    metadata = serializers.JSONField(required=False)
+    lead_metadata = serializers.JSONField(required=False)
     is_blind = serializers.BooleanField(required=False)
     blind_inclusion_probability = serializers.FloatField(allow_null=True, required=False)
     gold_position = serializers.IntegerField(allow_null=True, required=False)
