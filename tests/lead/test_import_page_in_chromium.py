@@ -18,7 +18,8 @@ VIEWPORTS = [(1440, 900), (1024, 768)]
 
 GOOD = "\n".join(
     json.dumps({"id": f"q{i}", "prompt": f"Question number {i}?",
-                "responses": [{"text": f"Answer A{i}", "model": "gpt-4o"}, {"text": f"Answer B{i}", "model": "llama-3"}],
+                "responses": [{"text": f"Answer A{i}", "model": "gpt-4o"},
+                              {"text": f"Answer B{i}", "model": "llama-3"}],
                 "metadata": {"topic": "physics", "expert_justification": "A is right"}})
     for i in range(3)
 ) + "\n"  # fmt: skip
