@@ -27,7 +27,8 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	aggregation/method_comparison.py aggregation/method_study_report.py \
 	aggregation/position_bias.py aggregation/adaptive.py aggregation/self_consistency.py aggregation/study_figures.py \
 	aggregation/adaptive_services.py aggregation/study_selectors.py annotation/queue_order.py annotation/repeat_services.py \
-	annotation/repeat_selectors.py
+	annotation/repeat_selectors.py projects/imported_annotators.py projects/import_preview.py projects/import_selectors.py \
+	annotation/label_identities.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 
