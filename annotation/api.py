@@ -19,9 +19,9 @@ from rest_framework.views import APIView
 from annotation.models import Annotation
 from annotation.selectors import annotation_created_by_save, annotation_item_id_own, annotations_visible_to
 from annotation.services import annotation_save
-from projects.api import JOB_ACCEPTED, IdPagination, import_job_answer, upload_too_large
+from projects.api import JOB_ACCEPTED, IdPagination, import_job_answer, import_options, upload_too_large
 from projects.formats import NATIVE
-from projects.import_tasks import FORMAT_CHOICES
+from projects.import_tasks import FORMAT_CHOICES, RATINGS_RULES
 from projects.importing import RowInvalid, to_permille
 from projects.models import Job, Project
 from projects.selectors import item_get_for_user, project_get_for_lead, project_get_for_user
@@ -113,6 +113,14 @@ class LabelImportSerializer(serializers.Serializer):
     )
     dry_run = serializers.BooleanField(
         default=False, help_text="Check every record and report what would happen, writing nothing."
+    )
+    ratings_rule = serializers.ChoiceField(
+        choices=RATINGS_RULES,
+        required=False,
+        help_text="Another tool's file: how one rating per response becomes a label (passed to the converter).",
+    )
+    scheme = serializers.CharField(
+        required=False, max_length=200, help_text="Another tool's file: which annotation scheme to read."
     )
 
 
@@ -221,7 +229,7 @@ class LabelImportApi(APIView):
             return refused
         data = LabelImportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        options = {k: v for k, v in data.validated_data.items() if k != "file"}
+        options = import_options(data.validated_data)
         return import_job_answer(
             request, project=project, kind=Job.Kind.IMPORT_LABELS, upload=data.validated_data["file"], options=options
         )

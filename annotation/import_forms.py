@@ -55,11 +55,24 @@ class ImportForm(forms.Form):
     allow_leads = forms.BooleanField(
         label="Names may be this project's leads", required=False, help_text="Labels only, as above for leads."
     )
+    ratings_rule = forms.ChoiceField(
+        label="One rating per response becomes",
+        required=False,
+        choices=[("", "the converter's default"), ("binary", "a choice of the higher-rated response"),
+                 ("likert", "a Likert point from the difference"), ("refuse", "an error (refuse such records)")],
+        help_text="Other tools' files that rate each response on its own.",
+    )  # fmt: skip
+    scheme = forms.CharField(
+        label="Annotation scheme", required=False, max_length=200, help_text="For a file with several: which to read."
+    )
 
     def job_options(self) -> dict[str, Any]:
         """The options of a dry run of this file, as the API takes them."""
         data = self.cleaned_data
         options: dict[str, Any] = {"format": data["format"], "skip_invalid": data["skip_invalid"], "dry_run": True}
+        converter = {name: data[name] for name in ("ratings_rule", "scheme") if data.get(name)}
+        if converter:
+            options["converter_options"] = converter
         if data["kind"] == Job.Kind.IMPORT_ITEMS:
             options.update(on_duplicate=data["on_duplicate"], trl_chosen_as=data["trl_chosen_as"])
         else:

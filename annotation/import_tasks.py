@@ -17,6 +17,7 @@ from projects.formats import NATIVE
 from projects.import_preview import labels_preview
 from projects.import_tasks import (
     checked_line_count,
+    converter_options,
     dry_run_outcome,
     file_problems_named,
     formatted_input,
@@ -61,12 +62,18 @@ def import_labels_job_run(*, job_id: int) -> None:
                 progress(0, 0)
                 return _as_dict(
                     labels_import_formatted(
-                        project=job.project, fmt=fmt, handle=formatted_input(job, fmt), progress=progress, **common
+                        project=job.project,
+                        fmt=fmt,
+                        handle=formatted_input(job, fmt),
+                        progress=progress,
+                        converter_options=converter_options(job),
+                        **common,
                     )
                 )
 
             def preview() -> list[dict[str, Any]]:
-                return labels_preview(project=job.project, fmt=fmt, data=job_input_file(job_id=job.pk).getvalue())
+                data = job_input_file(job_id=job.pk).getvalue()
+                return labels_preview(project=job.project, fmt=fmt, data=data, converter_options=converter_options(job))
 
             try:
                 return dry_run_outcome(run, preview=preview, fmt=fmt, why=why, dry=bool(job.options.get("dry_run")))

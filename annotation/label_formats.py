@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import IO
+from typing import IO, Any
 
 from django.db import transaction
 
@@ -30,6 +30,7 @@ def labels_import_formatted(
     progress: Callable[[int], None] | None = None,
     allow_members: bool = False,
     allow_leads: bool = False,
+    converter_options: dict[str, Any] | None = None,
 ) -> LabelImportResult:
     """Labels from another tool's file, converted for the project's mode; ImportRejected on bad records."""
     check_format(fmt)
@@ -44,7 +45,14 @@ def labels_import_formatted(
             allow_leads=allow_leads,
             source=fmt,
         )
-    converted = convert_labels(fmt, handle, mode=project.mode, likert_points=project.likert_points, seed=project.seed)
+    converted = convert_labels(
+        fmt,
+        handle,
+        mode=project.mode,
+        likert_points=project.likert_points,
+        seed=project.seed,
+        **(converter_options or {}),
+    )
     failed = conversion_errors(converted)
     sources = [source for source, _ in converted.rows]
     try:

@@ -20,7 +20,9 @@ from rest_framework.views import APIView
 
 from projects.formats import NATIVE
 from projects.import_tasks import (
+    CONVERTER_OPTIONS,
     FORMAT_CHOICES,
+    RATINGS_RULES,
     UploadTooLarge,
     import_job_start,
     upload_limit_bytes,
@@ -201,6 +203,23 @@ class ImportUploadSerializer(serializers.Serializer):
         help_text="Check every record and report what would happen (with the detected format and a preview of the "
         "first rows), writing nothing.",
     )
+    ratings_rule = serializers.ChoiceField(
+        choices=RATINGS_RULES,
+        required=False,
+        help_text="Another tool's file: how one rating per response becomes a label (passed to the converter).",
+    )
+    scheme = serializers.CharField(
+        required=False, max_length=200, help_text="Another tool's file: which annotation scheme to read."
+    )
+
+
+def import_options(validated: dict[str, Any]) -> dict[str, Any]:
+    """The job's options from an import upload's fields: the converter's own choices kept apart."""
+    options = {k: v for k, v in validated.items() if k not in ("file", *CONVERTER_OPTIONS)}
+    converter = {k: validated[k] for k in CONVERTER_OPTIONS if validated.get(k) not in (None, "")}
+    if converter:
+        options["converter_options"] = converter
+    return options
 
 
 def upload_too_large(request: Request) -> Response | None:
@@ -366,7 +385,7 @@ class ItemImportApi(APIView):
             return refused
         data = ImportUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        options = {k: v for k, v in data.validated_data.items() if k != "file"}
+        options = import_options(data.validated_data)
         return import_job_answer(
             request, project=project, kind=Job.Kind.IMPORT_ITEMS, upload=data.validated_data["file"], options=options
         )

@@ -12,7 +12,7 @@ JSON Lines keep the services' streaming.
 from __future__ import annotations
 
 import json
-from typing import IO
+from typing import IO, Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -56,8 +56,12 @@ def items_import_formatted(
     skip_invalid: bool = False,
     trl_chosen_as: str = "gold",
     progress: Progress | None = None,
+    converter_options: dict[str, Any] | None = None,
 ) -> ImportResult:
-    """Items from another tool's file; raises ImportRejected (nothing written) on bad records unless skipping."""
+    """Items from another tool's file; raises ImportRejected (nothing written) on bad records unless skipping.
+
+    ``converter_options`` (the lead's choices for another tool's file: ``ratings_rule``, ``scheme``) are passed to the
+    converter as keywords, only when given."""
     check_format(fmt)
     if fmt == NATIVE:
         lines = (raw.decode("utf-8", errors="replace") for raw in handle)
@@ -69,7 +73,7 @@ def items_import_formatted(
             trl_chosen_as=trl_chosen_as,
             progress=progress,
         )
-    converted = convert_items(fmt, handle)
+    converted = convert_items(fmt, handle, **(converter_options or {}))
     failed = conversion_errors(converted)
     sources = [source for source, _ in converted.rows]
     try:

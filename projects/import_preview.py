@@ -128,14 +128,21 @@ def _position_name(position: int | None) -> str | None:
     return "tie" if position == TIE else f"Response {position + 1}"
 
 
-def items_preview(*, project: Project, fmt: str, data: bytes, limit: int = PREVIEW_ROWS) -> list[dict[str, Any]]:
+def items_preview(
+    *,
+    project: Project,
+    fmt: str,
+    data: bytes,
+    limit: int = PREVIEW_ROWS,
+    converter_options: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """The first ``limit`` records as the item import reads them (a bad record shows its error instead)."""
     if fmt == NATIVE:
         text = data.decode("utf-8-sig", errors="replace")
         numbered = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()][:limit]
         records: list[tuple[str, str | RowInvalid]] = [(f"line {n}", line) for n, line in numbered]
     else:
-        converted = converted_safely(lambda h: convert_items(fmt, h), data, fmt)
+        converted = converted_safely(lambda h: convert_items(fmt, h, **(converter_options or {})), data, fmt)
         shown: list[tuple[Source, Any]] = sorted(
             [*converted.rows, *[(s, RowInvalid(m)) for s, m in converted.errors]], key=lambda r: r[0].number
         )[:limit]
@@ -188,7 +195,14 @@ def _label_summary(row: dict[str, Any]) -> str:
     )
 
 
-def labels_preview(*, project: Project, fmt: str, data: bytes, limit: int = PREVIEW_ROWS) -> list[dict[str, Any]]:
+def labels_preview(
+    *,
+    project: Project,
+    fmt: str,
+    data: bytes,
+    limit: int = PREVIEW_ROWS,
+    converter_options: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """The first ``limit`` label rows as the label import reads them: item, annotator as the file names them, label."""
     if fmt == NATIVE:
         text = data.decode("utf-8-sig", errors="replace")
@@ -204,7 +218,14 @@ def labels_preview(*, project: Project, fmt: str, data: bytes, limit: int = PREV
                 break
     else:
         converted = converted_safely(
-            lambda h: convert_labels(fmt, h, mode=project.mode, likert_points=project.likert_points, seed=project.seed),
+            lambda h: convert_labels(
+                fmt,
+                h,
+                mode=project.mode,
+                likert_points=project.likert_points,
+                seed=project.seed,
+                **(converter_options or {}),
+            ),
             data,
             fmt,
         )

@@ -44,6 +44,10 @@ logger = logging.getLogger(__name__)
 
 IMPORT_KINDS = (Job.Kind.IMPORT_ITEMS, Job.Kind.IMPORT_LABELS)
 FORMAT_CHOICES = (AUTO, *FORMATS)
+# The lead's choices for another tool's file, passed to the converters (projects.formats) as keywords when given:
+# how per-response ratings become a label, and which of a file's annotation schemes to read.
+CONVERTER_OPTIONS = ("ratings_rule", "scheme")
+RATINGS_RULES = ("binary", "likert", "refuse")
 
 
 class UploadTooLarge(ValidationError):
@@ -76,6 +80,13 @@ def check_import_job(*, kind: str, upload: File, options: dict[str, Any]) -> Non
             errors["trl_chosen_as"] = f"Expected one of {', '.join(TRL_CHOSEN_AS)}."
     if options.get("format", NATIVE) not in FORMAT_CHOICES:
         errors["format"] = f"Expected one of {', '.join(FORMAT_CHOICES)}."
+    converter = options.get("converter_options") or {}
+    if not isinstance(converter, dict) or set(converter) - set(CONVERTER_OPTIONS):
+        errors["converter_options"] = f"Expected an object with {', '.join(CONVERTER_OPTIONS)}."
+    elif converter.get("ratings_rule", "binary") not in RATINGS_RULES:
+        errors["ratings_rule"] = f"Expected one of {', '.join(RATINGS_RULES)}."
+    elif not isinstance(converter.get("scheme", ""), str):
+        errors["scheme"] = "Expected the name of an annotation scheme."
     for flag in ("skip_invalid", "dry_run"):
         if not isinstance(options.get(flag, False), bool):
             errors[flag] = "Expected true or false."
@@ -160,6 +171,10 @@ def checked_line_count(job: Job) -> int:
     return total
 
 
+def converter_options(job: Job) -> dict[str, Any] | None:
+    return job.options.get("converter_options") or None
+
+
 def resolved_format(job: Job, *, labels: bool) -> tuple[str, str]:
     return resolve_format(job.options.get("format", NATIVE), job_input_head(job_id=job.pk), labels=labels)
 
@@ -178,6 +193,10 @@ def file_problems_named() -> Iterator[None]:
         raise file_failure(problem) from None
     except RecursionError:
         raise JobFailed(f"The file is nested too deeply to read: {DEPTH_MESSAGE}") from None
+    except TypeError as exc:
+        if "unexpected keyword argument" not in str(exc):
+            raise
+        raise JobFailed(f"This format's converter does not take that option ({exc}).") from None
     except Exception as exc:
         if is_arrow_error(exc):
             # Only the Parquet reader raises these: a truncated or corrupt file, or not Parquet at all.
@@ -224,7 +243,12 @@ def import_items_job_run(*, job_id: int) -> None:
                     # Another tool's file (often one JSON array) is converted whole, so it is read whole.
                     progress(0, 0)
                     return items_import_formatted(
-                        project=job.project, fmt=fmt, handle=formatted_input(job, fmt), progress=progress, **common
+                        project=job.project,
+                        fmt=fmt,
+                        handle=formatted_input(job, fmt),
+                        progress=progress,
+                        converter_options=converter_options(job),
+                        **common,
                     ).as_dict()
                 total = checked_line_count(job)
                 progress(0, total)
@@ -233,7 +257,8 @@ def import_items_job_run(*, job_id: int) -> None:
                 ).as_dict()
 
             def preview() -> list[dict[str, Any]]:
-                return items_preview(project=job.project, fmt=fmt, data=job_input_file(job_id=job.pk).getvalue())
+                data = job_input_file(job_id=job.pk).getvalue()
+                return items_preview(project=job.project, fmt=fmt, data=data, converter_options=converter_options(job))
 
             try:
                 return dry_run_outcome(run, preview=preview, fmt=fmt, why=why, dry=bool(job.options.get("dry_run")))

@@ -78,3 +78,21 @@ def test_an_upload_over_the_limit_is_refused_with_413(project, lead_client, sett
         assert response.status_code == 413
         assert "up to 1 MB" in response.json()["detail"]
     assert not project.jobs.exists()
+
+
+def test_the_converter_choices_travel_with_the_job(project, lead_client):
+    response = lead_client.post(
+        f"/api/projects/{project.pk}/labels/import/",
+        {"file": SimpleUploadedFile("l.json", b"[]"), "format": "label-studio", "ratings_rule": "likert",
+         "scheme": "preference"},
+    )  # fmt: skip
+
+    assert response.status_code == 202
+    job = project.jobs.get()
+    assert job.options["converter_options"] == {"ratings_rule": "likert", "scheme": "preference"}
+    refused = lead_client.post(
+        f"/api/projects/{project.pk}/labels/import/",
+        {"file": SimpleUploadedFile("l.json", b"[]"), "ratings_rule": "average"},
+    )
+    assert refused.status_code == 400
+    assert "ratings_rule" in refused.json()["errors"]
