@@ -19,7 +19,7 @@ from django.utils.text import slugify
 from config import events
 from projects import blind, preference
 from projects.llm_url import LLMURLRefused, check_llm_base_url
-from projects.models import Criterion, Item, Membership, Project
+from projects.models import Criterion, ImportedAnnotator, Item, Membership, Project
 from projects.selectors import criteria_forget
 
 # Settings a lead may change through the page or the API, with their validation below.
@@ -315,6 +315,9 @@ def criteria_set(*, project: Project, criteria: Sequence[tuple[str, float]]) -> 
 def membership_set(*, project: Project, user: AbstractBaseUser, role: str) -> Membership:
     if role not in Membership.Role.values:
         raise ValidationError({"role": f"Expected one of {', '.join(Membership.Role.values)}."})
+    if ImportedAnnotator.objects.filter(user_id=user.pk).exists():
+        # A shadow of an imported name is nobody: making it a member (and inviting it) would give it a login.
+        raise ValidationError({"username": "This is an imported annotator's placeholder, not a person's account."})
     membership, _ = Membership.objects.update_or_create(project=project, user_id=user.pk, defaults={"role": role})
     return membership
 

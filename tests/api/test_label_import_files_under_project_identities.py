@@ -168,3 +168,16 @@ def test_the_api_passes_the_flags(
     assert first["status"] == second["status"] == "done", (first, second)
     assert first["result"]["identities_created"] == 1
     assert Annotation.objects.filter(annotator=lead).count() == 1
+
+
+def test_a_shadow_cannot_be_made_a_member_or_invited(project, other_project, items):
+    from projects.services import member_invite, membership_set
+
+    labels_import(project=project, lines=[_row(items[0], "alice")])
+    shadow = ImportedAnnotator.objects.get(project=project).user
+
+    with pytest.raises(ValidationError, match="placeholder"):
+        membership_set(project=other_project, user=shadow, role=Membership.Role.LEAD)
+    with pytest.raises(ValidationError, match="placeholder"):
+        member_invite(project=other_project, username=shadow.get_username(), role=Membership.Role.ANNOTATOR)
+    assert not Membership.objects.filter(project=other_project, user=shadow).exists()
