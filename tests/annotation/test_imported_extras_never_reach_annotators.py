@@ -2,8 +2,9 @@
 
 Every other field of the imported rows carries a unique marker: metadata and its gold-related keys, lead-only
 metadata, the responses' model names, a Hugging Face dataset's extra columns, the suggestion's rationale and model on
-blind items, and the names of imported annotators. The markers must never appear in anything an annotator is sent
-(their home page, the annotation page and its htmx fragments before and after a save, the item and annotation API),
+blind items, and the names of imported annotators. The markers must never appear in anything an annotator or a
+study participant is sent (home, arrival and end pages, the annotation page and its htmx fragments before and after a
+save, the item and annotation API),
 and each must appear for the lead through the item API, so an empty or broken page cannot pass.
 """
 
@@ -13,13 +14,16 @@ import io
 import json
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from annotation.label_import import labels_import
+from annotation.study_services import study_link_create
 from projects.format_import import items_import_formatted
 from projects.importing import items_import
 from projects.models import Item, Project
 from tests.annotation.conftest import ifs_form, item_url, next_url
+from tests.annotation.study_helpers import enter_url
 
 MARK = "MRK7Q"
 NATIVE_MARKERS = {
@@ -116,3 +120,18 @@ def test_annotators_get_the_prompt_and_responses_and_nothing_else(project, marke
     for n in range(2):
         assert f"{HF_MARKER}-{n}" in lead_seen
     assert f"{ANNOTATOR_MARKER}-0" in lead_client.get(reverse("import_page", args=[project.pk])).content.decode()
+
+
+def test_a_study_participant_gets_the_prompt_and_responses_only(project, marked, lead):
+    """A crowd participant walks the same channels, from arrival by link to the end page."""
+    link = study_link_create(project=project, created_by=lead, name="Crowd")
+    client = Client()
+    arrival = client.get(enter_url(link, "pid-marker"), follow=True)
+    assert arrival.status_code == 200
+
+    walked = _annotator_channels(client, project, marked)
+    end = client.get(reverse("study_end", kwargs={"token": link.token}), follow=True).content.decode()
+    seen = "\n".join([arrival.content.decode(), walked, end])
+
+    assert any(item.prompt in seen for item in marked)  # the participant was served marked items
+    assert MARK not in seen, seen[max(0, seen.find(MARK) - 300) : seen.find(MARK) + 100]
