@@ -64,7 +64,9 @@ class AnnotationEditSerializer(AnnotationWriteSerializer):
 
 class AnnotationSerializer(serializers.ModelSerializer):
     item_external_id = serializers.CharField(source="item.external_id")
-    annotator = serializers.CharField(source="annotator.username")
+    annotator = serializers.SerializerMethodField(
+        help_text="The member's username, or an imported annotator's name as its file gave it."
+    )
     values = serializers.SerializerMethodField()
 
     class Meta:
@@ -88,6 +90,10 @@ class AnnotationSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = fields
+
+    def get_annotator(self, annotation: Annotation) -> str:
+        identity = getattr(annotation.annotator, "imported_identity", None)
+        return identity.external_id if identity is not None else annotation.annotator.get_username()
 
     @extend_schema(responses=ValueSerializer(many=True))
     def get_values(self, annotation: Annotation) -> list[dict[str, Any]]:

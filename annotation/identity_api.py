@@ -3,7 +3,7 @@ projects.imported_annotators and annotation.label_identities."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers
 from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
@@ -24,6 +24,13 @@ class ImportedAnnotatorSerializer(serializers.ModelSerializer):
         fields = ["id", "source", "external_id", "user_id", "linked_member", "created_at", "linked_at"]
         read_only_fields = fields
 
+    @extend_schema_field(
+        inline_serializer(
+            name="LinkedMember",
+            fields={"id": serializers.IntegerField(), "username": serializers.CharField()},
+            allow_null=True,
+        )
+    )
     def get_linked_member(self, identity: ImportedAnnotator) -> dict[str, object] | None:
         member = identity.linked_member
         return None if member is None else {"id": member.pk, "username": member.get_username()}

@@ -134,6 +134,10 @@ class SuggestionSerializer(serializers.Serializer):
         ]
 
 
+class DocumentedResponseSerializer(ResponseSerializer):
+    model = serializers.CharField(source="model_name", required=False, help_text="Leads only.")
+
+
 class AnnotatorResponseSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     text = serializers.CharField()
@@ -337,7 +341,9 @@ class MemberListApi(APIView):
 class ItemForMemberSerializer(ItemSerializer):
     """The documented item: the lead-only fields are present for leads and absent for annotators."""
 
-    responses = ResponseSerializer(many=True, help_text="Annotators get position and text; leads also the model.")  # type: ignore[assignment]
+    responses = DocumentedResponseSerializer(  # type: ignore[assignment]
+        many=True, help_text="Annotators get position and text; leads also the model."
+    )
     metadata = serializers.JSONField(required=False)
     lead_metadata = serializers.JSONField(required=False)
     is_blind = serializers.BooleanField(required=False)
