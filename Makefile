@@ -27,8 +27,8 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/imports/it
 	aggregation/maths/method_comparison.py aggregation/studies/report.py \
 	aggregation/maths/position_bias.py aggregation/maths/adaptive.py aggregation/maths/self_consistency.py aggregation/studies/figures.py \
 	aggregation/studies/adaptive.py aggregation/studies/selectors.py annotation/queue/order.py annotation/repeat_services.py \
-	annotation/repeat_selectors.py aggregation/maths/leaderboard.py aggregation/maths/ppi.py aggregation/maths/annotator_population.py \
-	aggregation/conclusions/figures.py aggregation/conclusions/selectors.py aggregation/maths/conclusion_card.py aggregation/conclusions/views.py
+	annotation/repeat_selectors.py projects/imports/annotators.py projects/imports/preview.py projects/imports/selectors.py \
+	annotation/imports/identities.py
 
 .PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
 

@@ -19,10 +19,17 @@ from rest_framework.views import APIView
 from annotation.models import Annotation
 from annotation.selectors import annotation_created_by_save, annotation_item_id_own, annotations_visible_to
 from annotation.services import annotation_save
-from projects.api import JOB_ACCEPTED, FileReadingSerializer, IdPagination, job_accepted
-from projects.formats import FORMATS, NATIVE, OPTION_NAMES
+from projects.api import (
+    JOB_ACCEPTED,
+    FileReadingSerializer,
+    IdPagination,
+    import_job_answer,
+    import_options,
+    upload_too_large,
+)
+from projects.formats import NATIVE
 from projects.imports.items import RowInvalid, to_permille
-from projects.imports.tasks import import_job_start
+from projects.imports.tasks import FORMAT_CHOICES
 from projects.models import Job, Project
 from projects.selectors import item_get_for_user, project_get_for_lead, project_get_for_user
 
@@ -64,7 +71,9 @@ class AnnotationEditSerializer(AnnotationWriteSerializer):
 
 class AnnotationSerializer(serializers.ModelSerializer):
     item_external_id = serializers.CharField(source="item.external_id")
-    annotator = serializers.CharField(source="annotator.username")
+    annotator = serializers.SerializerMethodField(
+        help_text="The member's username, or an imported annotator's name as its file gave it."
+    )
     values = serializers.SerializerMethodField()
 
     class Meta:
@@ -89,6 +98,10 @@ class AnnotationSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
+    def get_annotator(self, annotation: Annotation) -> str:
+        identity = getattr(annotation.annotator, "imported_identity", None)
+        return identity.external_id if identity is not None else annotation.annotator.get_username()
+
     @extend_schema(responses=ValueSerializer(many=True))
     def get_values(self, annotation: Annotation) -> list[dict[str, Any]]:
         return [
@@ -100,13 +113,20 @@ class AnnotationSerializer(serializers.ModelSerializer):
 class LabelImportSerializer(FileReadingSerializer):
     file = serializers.FileField(help_text="JSON Lines of labels (see annotation.imports.labels for the row shape).")
     format = serializers.ChoiceField(
-        choices=FORMATS, default=NATIVE, help_text="Penumbra's own rows, or the file of another tool."
+        choices=FORMAT_CHOICES,
+        default=NATIVE,
+        help_text="Penumbra's own rows, the file of another tool, or auto (detected from the first record).",
     )
     skip_invalid = serializers.BooleanField(default=False)
     allow_members = serializers.BooleanField(
-        default=False, help_text="Rows may name annotators of this project who have a login."
+        default=False, help_text="A name that is the username of an annotator of this project files under them."
     )
-    allow_leads = serializers.BooleanField(default=False, help_text="Rows may name leads of this project.")
+    allow_leads = serializers.BooleanField(
+        default=False, help_text="A name that is the username of a lead of this project files under them."
+    )
+    dry_run = serializers.BooleanField(
+        default=False, help_text="Check every record and report what would happen, writing nothing."
+    )
 
 
 def _service_values(project: Project, values: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
@@ -203,21 +223,18 @@ class LabelImportApi(APIView):
 
     @extend_schema(
         request={"multipart/form-data": LabelImportSerializer},
-        responses={202: OpenApiResponse(JOB_ACCEPTED, description="Poll the job's url for progress and errors.")},
+        responses={
+            202: OpenApiResponse(JOB_ACCEPTED, description="Poll the job's url for progress and errors."),
+            413: OpenApiResponse(description="The file is over IMPORT_MAX_UPLOAD_MB."),
+        },
     )
     def post(self, request: Request, project_id: int) -> Response:
         project = project_get_for_lead(user=request.user, project_id=project_id)
+        if (refused := upload_too_large(request)) is not None:
+            return refused
         data = LabelImportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        job = import_job_start(
-            project=project,
-            user=request.user,
-            kind=Job.Kind.IMPORT_LABELS,
-            upload=data.validated_data["file"],
-            options={
-                name: data.validated_data[name]
-                for name in ("skip_invalid", "format", "allow_members", "allow_leads", *OPTION_NAMES)
-                if name in data.validated_data
-            },
+        options = import_options(data.validated_data)
+        return import_job_answer(
+            request, project=project, kind=Job.Kind.IMPORT_LABELS, upload=data.validated_data["file"], options=options
         )
-        return job_accepted(request, job)

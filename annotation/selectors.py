@@ -20,6 +20,7 @@ from django.db.models import (
     IntegerField,
     OuterRef,
     Prefetch,
+    Q,
     QuerySet,
     Subquery,
     Value,
@@ -286,8 +287,11 @@ def annotations_visible_to(
     if item_id is not None:
         annotations = annotations.filter(item_id=item_id)
     if annotator_username:
-        annotations = annotations.filter(annotator__username=annotator_username)
-    return annotations.select_related("item", "annotator").prefetch_related(
+        # An imported annotator is named as its file named it (its shadow user's username is an internal detail).
+        annotations = annotations.filter(
+            Q(annotator__username=annotator_username) | Q(annotator__imported_identity__external_id=annotator_username)
+        )
+    return annotations.select_related("item", "annotator", "annotator__imported_identity").prefetch_related(
         Prefetch(
             "values",
             queryset=JudgmentValue.objects.select_related("response", "criterion").order_by(

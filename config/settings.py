@@ -319,6 +319,8 @@ JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 3, minimum=1)
 JOB_REQUEUE_SECONDS = env_int("JOB_REQUEUE_SECONDS", 600, minimum=1)
 # Fault tests only: milliseconds an import sleeps every 100 lines, so a worker can be killed half-way.
 JOB_TEST_PAUSE_MS = env_int("JOB_TEST_PAUSE_MS", 0)
+# The largest upload an import takes (page and API), in megabytes: a bigger one is refused with 413.
+IMPORT_MAX_UPLOAD_MB = env_int("IMPORT_MAX_UPLOAD_MB", 2048, minimum=1)
 # Project-level figures are recomputed this many seconds after the first save of a burst (debounce).
 AGGREGATION_PROJECT_DELAY = env_int("AGGREGATION_PROJECT_DELAY", 3)
 # Embedded mode (SQLite, tasks in-process): one background thread does the recomputation, so requests never wait.

@@ -18,8 +18,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from projects.formats import FORMATS, NATIVE, RATINGS_RULES, RESPONSE_STATUSES, OptionsInvalid, options_from
-from projects.imports.tasks import import_job_start
+from projects.formats import NATIVE, RATINGS_RULES, RESPONSE_STATUSES, OptionsInvalid, options_from
+from projects.imports.tasks import (
+    FORMAT_CHOICES,
+    UploadTooLarge,
+    import_job_start,
+    upload_limit_bytes,
+    upload_too_large_message,
+)
 from projects.models import Criterion, Item, Job, Membership, Project
 from projects.selectors import (
     criteria_for_member,
@@ -126,19 +132,31 @@ class SuggestionSerializer(serializers.Serializer):
         ]
 
 
+class DocumentedResponseSerializer(ResponseSerializer):
+    model = serializers.CharField(source="model_name", required=False, help_text="Leads only.")
+
+
+class AnnotatorResponseSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    text = serializers.CharField()
+
+
 class ItemSerializer(serializers.Serializer):
-    """What every member sees of an item."""
+    """What every member sees of an item: of what was imported, only the prompt and the responses' texts (a model's
+    name or any metadata could sway a judgment; they are the lead's)."""
 
     id = serializers.IntegerField()
     external_id = serializers.CharField()
     prompt = serializers.CharField()
-    metadata = serializers.JSONField()
-    responses = ResponseSerializer(many=True)
+    responses = AnnotatorResponseSerializer(many=True)
 
 
 class LeadItemSerializer(ItemSerializer):
-    """Leads also see the blind flag, gold and its lead-only metadata, label count and the suggestion."""
+    """Leads also see the responses' models, the metadata, the blind flag, gold, its lead-only metadata, label
+    count and the suggestion."""
 
+    responses = ResponseSerializer(many=True)  # type: ignore[assignment]
+    metadata = serializers.JSONField()
     lead_metadata = serializers.JSONField()
     is_blind = serializers.BooleanField()
     blind_inclusion_probability = serializers.FloatField(allow_null=True)
@@ -213,11 +231,50 @@ class FileReadingSerializer(serializers.Serializer):
 class ImportUploadSerializer(FileReadingSerializer):
     file = serializers.FileField(help_text="JSON Lines, one item per line, or another tool's file (see format).")
     format = serializers.ChoiceField(
-        choices=FORMATS, default=NATIVE, help_text="Penumbra's own rows, or the file of another tool."
+        choices=FORMAT_CHOICES,
+        default=NATIVE,
+        help_text="Penumbra's own rows, the file of another tool, or auto (detected from the first record).",
     )
     on_duplicate = serializers.ChoiceField(choices=["reject", "update", "skip"], default="reject")
     skip_invalid = serializers.BooleanField(default=False)
     trl_chosen_as = serializers.ChoiceField(choices=["gold", "suggestion", "none"], default="gold")
+    dry_run = serializers.BooleanField(
+        default=False,
+        help_text="Check every record and report what would happen (with the detected format and a preview of the "
+        "first rows), writing nothing.",
+    )
+
+
+def import_options(validated: dict[str, Any]) -> dict[str, Any]:
+    """The job's options from an import upload's fields (the reading options by name, projects.formats.Options)."""
+    return {k: v for k, v in validated.items() if k != "file" and v not in (None, "")}
+
+
+def upload_too_large(request: Request) -> Response | None:
+    """413 before the body is read when the request says it is over the limit (the service checks the file too)."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None
+    # A multipart body carries a little more than the file: headers and boundaries.
+    if length > upload_limit_bytes() + 64 * 1024:
+        return too_large_response(upload_too_large_message(length))
+    return None
+
+
+def too_large_response(message: str) -> Response:
+    return Response({"detail": message, "errors": {"file": [message]}}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+
+
+def import_job_answer(
+    request: Request, *, project: Project, kind: str, upload: Any, options: dict[str, Any]
+) -> Response:
+    """Start the import job and answer 202, or 413 for a file over the limit."""
+    try:
+        job = import_job_start(project=project, user=request.user, kind=kind, upload=upload, options=options)
+    except UploadTooLarge as too_large:
+        return too_large_response(" ".join(too_large.messages))
+    return job_accepted(request, job)
 
 
 JOB_ACCEPTED = inline_serializer(
@@ -308,6 +365,11 @@ class MemberListApi(APIView):
 class ItemForMemberSerializer(ItemSerializer):
     """The documented item: the lead-only fields are present for leads and absent for annotators."""
 
+    responses = DocumentedResponseSerializer(  # type: ignore[assignment]
+        many=True, help_text="Annotators get position and text; leads also the model."
+    )
+    metadata = serializers.JSONField(required=False)
+    lead_metadata = serializers.JSONField(required=False)
     is_blind = serializers.BooleanField(required=False)
     blind_inclusion_probability = serializers.FloatField(allow_null=True, required=False)
     gold_position = serializers.IntegerField(allow_null=True, required=False)
@@ -342,21 +404,21 @@ class ItemImportApi(APIView):
 
     @extend_schema(
         request={"multipart/form-data": ImportUploadSerializer},
-        responses={202: OpenApiResponse(JOB_ACCEPTED, description="Poll the job's url for progress and errors.")},
+        responses={
+            202: OpenApiResponse(JOB_ACCEPTED, description="Poll the job's url for progress and errors."),
+            413: OpenApiResponse(description="The file is over IMPORT_MAX_UPLOAD_MB."),
+        },
     )
     def post(self, request: Request, project_id: int) -> Response:
         project = project_get_for_lead(user=request.user, project_id=project_id)
+        if (refused := upload_too_large(request)) is not None:
+            return refused
         data = ImportUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        options = {k: v for k, v in data.validated_data.items() if k != "file"}
-        job = import_job_start(
-            project=project,
-            user=request.user,
-            kind=Job.Kind.IMPORT_ITEMS,
-            upload=data.validated_data["file"],
-            options=options,
+        options = import_options(data.validated_data)
+        return import_job_answer(
+            request, project=project, kind=Job.Kind.IMPORT_ITEMS, upload=data.validated_data["file"], options=options
         )
-        return job_accepted(request, job)
 
 
 class JobListApi(APIView):

@@ -127,17 +127,33 @@ def job_input_file(*, job_id: int) -> io.BytesIO:
     return io.BytesIO(b"".join(_parts(job_id, JobChunk.Stream.INPUT)))
 
 
-def job_input_scan(*, job_id: int, max_errors: int = 100) -> tuple[int, list[int]]:
-    """(number of lines, numbers of the lines that are not valid UTF-8, at most ``max_errors`` of them)."""
+def job_input_scan(*, job_id: int, max_errors: int = 100) -> tuple[int, list[tuple[int, int, int]]]:
+    """(number of lines, (line, byte offset in the file, the byte) of each line that is not valid UTF-8, at most
+    ``max_errors`` of them): enough for an error to say where the file stops being UTF-8."""
     count = 0
-    bad: list[int] = []
+    offset = 0
+    bad: list[tuple[int, int, int]] = []
     for count, line in enumerate(_raw_lines(job_id), start=1):
         try:
             line.decode("utf-8")
-        except UnicodeDecodeError:
+        except UnicodeDecodeError as exc:
             if len(bad) < max_errors:
-                bad.append(count)
+                bad.append((count, offset + exc.start, line[exc.start]))
+        offset += len(line)
     return count, bad
+
+
+def job_input_head(*, job_id: int) -> bytes:
+    """The input's first part (a megabyte at most): enough to tell which tool wrote the file."""
+    data = JobChunk.objects.filter(job_id=job_id, stream=JobChunk.Stream.INPUT, part=0).values_list("data", flat=True)
+    first = data.first()
+    return b"" if first is None else bytes(first)
+
+
+def job_input_copy(*, source_id: int, job: Job) -> None:
+    """Give ``job`` the input of job ``source_id`` (a dry run's upload, imported for real), a part at a time."""
+    for part, data in enumerate(_parts(source_id, JobChunk.Stream.INPUT)):
+        JobChunk.objects.create(job=job, stream=JobChunk.Stream.INPUT, part=part, data=data)
 
 
 def job_output_write(*, job_id: int, pieces: Iterable[str]) -> int:

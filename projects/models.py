@@ -426,3 +426,43 @@ class JobChunk(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["job", "stream", "part"], name="jobchunk_unique_part")]
+
+
+class ImportedAnnotator(models.Model):
+    """A person named in an imported file of labels, known to this project only by the file's name for them.
+
+    Imported names are never accounts: "alice" in one project's file and "alice" in another's (or a registered
+    alice) are three different people as far as Penumbra can tell. Annotations still need a user to point at (the
+    queue, the aggregation and every export read ``Annotation.annotator``), so each identity owns a shadow user: no
+    usable password, inactive, a username of its own (``imp<project>-…``) that no person can claim or log in with.
+    A lead who knows who the person is links the identity to a real member (``linked_member``): the identity's labels
+    move to that member and later imports of the same name file under the member.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imported_annotators")
+    # The format the name came from ("native", "label-studio", …): two tools may use the same name for two people.
+    source = models.CharField(max_length=20)
+    external_id = models.CharField(max_length=150)
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="imported_identity")
+    linked_member = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="linked_identities"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    linked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["source", "external_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "source", "external_id"], name="imported_annotator_unique_per_project"
+            ),
+            models.CheckConstraint(condition=~Q(external_id=""), name="imported_annotator_external_id_set"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id} ({self.source}) in {self.project}"
+
+    @property
+    def files_under(self) -> int:
+        """The id of the user this identity's labels are filed under."""
+        return int(self.linked_member_id or self.user_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -19,7 +19,7 @@ from django.utils.text import slugify
 from config import events
 from projects import blind, preference
 from projects.llm_url import LLMURLRefused, check_llm_base_url
-from projects.models import Criterion, Item, Membership, Project
+from projects.models import Criterion, ImportedAnnotator, Item, Membership, Project
 from projects.selectors import criteria_forget
 
 # Settings a lead may change through the page or the API, with their validation below.
@@ -315,60 +315,11 @@ def criteria_set(*, project: Project, criteria: Sequence[tuple[str, float]]) -> 
 def membership_set(*, project: Project, user: AbstractBaseUser, role: str) -> Membership:
     if role not in Membership.Role.values:
         raise ValidationError({"role": f"Expected one of {', '.join(Membership.Role.values)}."})
+    if ImportedAnnotator.objects.filter(user_id=user.pk).exists():
+        # A shadow of an imported name is nobody: making it a member (and inviting it) would give it a login.
+        raise ValidationError({"username": "This is an imported annotator's placeholder, not a person's account."})
     membership, _ = Membership.objects.update_or_create(project=project, user_id=user.pk, defaults={"role": role})
     return membership
-
-
-@transaction.atomic
-def label_annotators_resolve(
-    *, project: Project, usernames: Iterable[str], allow_members: bool = False, allow_leads: bool = False
-) -> tuple[dict[str, AbstractBaseUser], dict[str, str]]:
-    """The accounts that imported labels are filed under: (users by name, refusal reason by name).
-
-    A label import must never hand a project to someone, nor speak for someone who can log in:
-    - a name nobody has becomes a new user without a login (unusable password) and an annotator of this project;
-    - an annotator of this project without a login (from an earlier import) is used as is;
-    - an annotator of this project who can log in only with ``allow_members``;
-    - a lead of this project only with ``allow_leads`` (a lead's account otherwise never carries imported labels);
-    - any other existing account (another project's member, an admin) is refused: the name is taken, so the file
-      must name the annotator differently.
-    """
-    user_model = get_user_model()
-    names = {name.strip()[:150] for name in usernames if name.strip()}
-    existing = {user.get_username(): user for user in user_model.objects.filter(username__in=names)}
-    roles = dict(
-        Membership.objects.filter(project=project, user__in=existing.values()).values_list("user__username", "role")
-    )
-    users: dict[str, AbstractBaseUser] = {}
-    refused: dict[str, str] = {}
-    for name in sorted(names):
-        user = existing.get(name)
-        if user is None:
-            continue
-        role = roles.get(name)
-        if role is None:
-            refused[name] = (
-                f"{name} is an existing account that is not a member of this project; an import never adds "
-                "existing accounts to a project (name the annotator differently in the file)"
-            )
-        elif role == Membership.Role.LEAD and not allow_leads:
-            refused[name] = (
-                f"{name} is a lead of this project; labels are filed under a lead only when leads are allowed"
-            )
-        elif role == Membership.Role.ANNOTATOR and user.has_usable_password() and not allow_members:
-            refused[name] = (
-                f"{name} is an annotator of this project with a login; labels are filed under existing members only "
-                "when members are allowed"
-            )
-        else:
-            users[name] = user
-    for name in sorted(names - set(existing)):
-        user = user_model(username=name)
-        user.set_unusable_password()
-        user.save()
-        Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
-        users[name] = user
-    return users, refused
 
 
 @transaction.atomic

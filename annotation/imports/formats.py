@@ -46,6 +46,7 @@ def labels_import_formatted(
             progress=progress,
             allow_members=allow_members,
             allow_leads=allow_leads,
+            source=fmt,
         )
     converted = convert_labels(
         fmt, handle, mode=project.mode, likert_points=project.likert_points, seed=project.seed, options=options
@@ -60,6 +61,7 @@ def labels_import_formatted(
             progress=progress,
             allow_members=allow_members,
             allow_leads=allow_leads,
+            source=fmt,
         )
     except ImportRejected as rejected:
         raise rejected_with(failed + traced_errors(rejected.errors, sources)) from None

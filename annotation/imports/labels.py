@@ -19,12 +19,15 @@ One row a line, naming the item by its external id and the annotator by name::
   ``suggestion_shown`` (default false). Old data rarely records whether an LLM suggestion was on screen, so an
   imported label counts as *blind* unless its row says ``"suggestion_shown": true``: import such data into a project
   without suggestions, or mark the rows, before reading blind figures.
-- Unknown annotators become members without a login. A name that is an existing account outside the project is
-  refused, and so are a lead and an annotator with a login unless the import allows them. Several rows for one
-  annotator × item in the file are revisions, in file order: the last one stands as the annotation and every one is
-  kept as an AnnotationRevision (public preference data has such repeats; people revise). A label for an
-  annotator × item that already exists in the project before the import is an error: importing the same file twice
-  must not double its revisions.
+- Annotator names are this project's imported identities (projects.imports.annotators): never accounts, so the
+  same names in two projects, or a name that is someone's account, never collide. Only ``allow_members`` /
+  ``allow_leads`` file rows under the project's own members by username. Several rows for one annotator × item in
+  the file are revisions, in file order: the last one stands as the annotation and every one is kept as an
+  AnnotationRevision (public preference data has such repeats; people revise).
+- Importing again is safe: a label that an earlier import wrote and this file gives again unchanged is a no-op
+  (``unchanged``); a changed one becomes a revision of it (``revised``). A label made in Penumbra (on the page or
+  through the API) is never overwritten by an import: such a row is an error. The comparison is per page of rows
+  (PAGE_SIZE): an annotator × item whose rows are further apart than a page is compared page by page.
 
 Every bad row is reported by line with its reason; the file is imported whole or not at all unless ``skip_invalid``.
 Rows are written in pages (bulk inserts) inside one transaction, so memory follows the page size, not the file.
@@ -50,9 +53,10 @@ from annotation.models import Annotation, AnnotationRevision, JudgmentValue
 from config import events
 from config.bulk import insert_rows
 from config.input_limits import DEPTH_MESSAGE, json_value_problem
+from projects.imports.annotators import label_annotators_resolve
 from projects.imports.items import ImportRejected, RowError, RowInvalid, to_permille
 from projects.models import PERMILLE, TIE, Item, Project, Response
-from projects.services import label_annotators_resolve, project_mark_labelling_started
+from projects.services import project_mark_labelling_started
 
 PAGE_SIZE = 1000
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
@@ -65,6 +69,9 @@ class LabelImportResult:
     created: int = 0  # annotations created
     revisions: int = 0  # later rows for an annotator × item already labelled in this file, kept as revisions
     skipped: int = 0
+    unchanged: int = 0  # labels an earlier import wrote, given again as they are: nothing written
+    revised: int = 0  # labels an earlier import wrote, given again changed: revised, never doubled
+    identities_created: int = 0  # imported annotators met for the first time in this project
     errors: list[RowError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # how another tool's file was read, where the lead chose
 
@@ -230,11 +237,13 @@ def labels_import(
     progress: Callable[[int], None] | None = None,
     allow_members: bool = False,
     allow_leads: bool = False,
+    source: str = "native",
 ) -> LabelImportResult:
     """Import labels; raise ImportRejected (nothing written) on any bad row unless ``skip_invalid``.
 
-    Whose account a row may name: ``projects.services.label_annotators_resolve`` (new names become login-less
-    annotators; existing members with a login and leads only with ``allow_members`` / ``allow_leads``).
+    Whom a row's name files the label under: ``projects.imports.annotators.label_annotators_resolve`` (the
+    project's imported identity for (``source``, name); members by username only with ``allow_members`` /
+    ``allow_leads``).
 
     ``progress`` is called with the number of lines read so far after each page.
     """
@@ -244,7 +253,6 @@ def labels_import(
     annotators: dict[str, AbstractBaseUser] = {}
     # (item, annotator) → annotation id, for labels written by this import (revised by later rows).
     written: dict[tuple[int, int], int] = {}
-    refused: dict[str, str] = {}
     seen: set[tuple[int, int]] = set()
     touched_items: set[int] = set()
     numbered = _numbered(lines)
@@ -267,23 +275,23 @@ def labels_import(
             "item_id", "position", "id"
         ):
             responses.setdefault(item_id, {})[position] = response_id
-        resolved, refused_now = label_annotators_resolve(
+        resolved, counts = label_annotators_resolve(
             project=project,
-            usernames={lb.annotator for lb in labels} - set(annotators) - set(refused),
+            usernames={lb.annotator for lb in labels} - set(annotators),
+            source=source,
             allow_members=allow_members,
             allow_leads=allow_leads,
         )
         annotators.update(resolved)
-        refused.update(refused_now)
-        for label in [lb for lb in labels if lb.annotator in refused]:
-            result.errors.append(RowError(label.line, refused[label.annotator]))
-        labels = [lb for lb in labels if lb.annotator not in refused]
-        existing = set(
-            Annotation.objects.filter(
+        result.identities_created += counts["identities_created"]
+        # (item, annotator) → (annotation id, its source) for labels that were in the project before this import.
+        existing = {
+            (item_id, annotator_id): (pk, origin)
+            for pk, item_id, annotator_id, origin in Annotation.objects.filter(
                 item_id__in=items.values(), annotator_id__in={annotators[lb.annotator].pk for lb in labels}
-            ).values_list("item_id", "annotator_id")
-        )
-        accepted: list[tuple[_Label, int, int]] = []
+            ).values_list("pk", "item_id", "annotator_id", "source")
+        }
+        candidates: list[tuple[_Label, int, int]] = []
         for label in labels:
             found = items.get(label.item_external_id)
             if found is None:
@@ -292,15 +300,30 @@ def labels_import(
             item_id = found
             annotator_id = annotators[label.annotator].pk
             key = (item_id, annotator_id)
-            if key in existing and key not in written:
+            if key in existing and key not in written and existing[key][1] != SOURCE:
                 result.errors.append(
-                    RowError(label.line, f"{label.annotator} already labelled this item (imports never overwrite)")
+                    RowError(
+                        label.line,
+                        f"{label.annotator} already labelled this item in Penumbra (imports never overwrite such a "
+                        "label)",
+                    )
                 )
                 continue
             try:
                 _check_against_item(label, sorted(responses.get(item_id, {})), criterion_names)
             except ValueError as exc:
                 result.errors.append(RowError(label.line, str(exc)))
+                continue
+            candidates.append((label, item_id, annotator_id))
+        again = {key: existing[key][0] for key in {(i, a) for _, i, a in candidates} if key in existing}
+        again = {key: pk for key, pk in again.items() if key not in written}
+        same = _unchanged(again, candidates, responses, criteria)
+        result.unchanged += len(same)
+        result.revised += len(again) - len(same)
+        accepted: list[tuple[_Label, int, int]] = []
+        for label, item_id, annotator_id in candidates:
+            key = (item_id, annotator_id)
+            if key in same:
                 continue
             if key in seen:
                 result.revisions += 1
@@ -311,6 +334,8 @@ def labels_import(
             if progress is not None:
                 progress(lines_read)
             continue
+        # Labels of an earlier import that this file changes are revised like labels written by an earlier page.
+        written.update({key: pk for key, pk in again.items() if key not in same})
         result.created += _write(project, accepted, criteria, responses, written)
         touched_items.update(item_id for _, item_id, _ in accepted)
         if progress is not None:
@@ -318,11 +343,44 @@ def labels_import(
     result.skipped = len(result.errors)
     if result.errors and not skip_invalid:
         raise ImportRejected(sorted(result.errors, key=lambda e: e.line))
-    if result.created:
+    if result.created or result.revised:
         _recount(sorted(touched_items))
         project_mark_labelling_started(project_id=project.pk)
         events.labels_changed(project_id=project.pk, item_ids=touched_items)
     return result
+
+
+def _judgment_of(label: _Label, criteria: dict[str, int], positions: dict[int, int]) -> tuple[Any, ...]:
+    values = frozenset(
+        (positions[position], criteria[criterion], mu, nu) for (position, criterion), (mu, nu) in label.values.items()
+    )
+    return (label.choice, label.likert, values)
+
+
+def _unchanged(
+    again: dict[tuple[int, int], int],
+    candidates: list[tuple[_Label, int, int]],
+    responses: dict[int, dict[int, int]],
+    criteria: dict[str, int],
+) -> set[tuple[int, int]]:
+    """The annotator × items of an earlier import whose last row in this page is the label they already hold."""
+    if not again:
+        return set()
+    last: dict[tuple[int, int], _Label] = {}
+    for label, item_id, annotator_id in candidates:
+        last[(item_id, annotator_id)] = label
+    values: dict[int, set[tuple[int, int, int, int]]] = {pk: set() for pk in again.values()}
+    for annotation_id, response_id, criterion_id, mu, nu in JudgmentValue.objects.filter(
+        annotation_id__in=again.values()
+    ).values_list("annotation_id", "response_id", "criterion_id", "mu", "nu"):
+        values[annotation_id].add((response_id, criterion_id, mu, nu))
+    stored = {
+        pk: (choice, likert, frozenset(values[pk]))
+        for pk, choice, likert in Annotation.objects.filter(pk__in=again.values()).values_list(
+            "pk", "binary_choice", "likert_value"
+        )
+    }
+    return {key for key, pk in again.items() if stored[pk] == _judgment_of(last[key], criteria, responses[key[0]])}
 
 
 def _write(

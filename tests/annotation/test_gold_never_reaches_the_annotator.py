@@ -67,7 +67,10 @@ def test_the_api_shows_gold_to_leads_only(project, gold_items, lead_client, anno
     annotator_seen = _bodies(annotator_client, project, gold_items)
 
     for n in range(len(gold_items)):
-        assert f"{VISIBLE_MARKER}-{n}" in annotator_seen  # the search works on these bodies
+        assert f"Question {n}?" in annotator_seen  # the search works on these bodies
+        # Metadata, even the part not about gold, is the lead's: annotators get the prompt and responses only.
+        assert f"{VISIBLE_MARKER}-{n}" in lead_seen
+        assert f"{VISIBLE_MARKER}-{n}" not in annotator_seen
         for marker in GOLD_MARKERS:
             assert f"{marker}-{n}" in lead_seen
             assert f"{marker}-{n}" not in annotator_seen

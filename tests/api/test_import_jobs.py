@@ -69,7 +69,7 @@ def test_label_import_job_through_the_api(project, lead_client, django_capture_o
     job = Job.objects.get(pk=response.json()["job"])
     assert job.status == Job.Status.DONE
     assert job.result["created"] == 1
-    assert Annotation.objects.filter(item=item, annotator__username="old-lab-annotator").exists()
+    assert Annotation.objects.filter(item=item, annotator__imported_identity__external_id="old-lab-annotator").exists()
 
 
 def test_upload_without_a_file_names_the_field(project, lead_client):

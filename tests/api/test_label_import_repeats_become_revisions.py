@@ -49,7 +49,7 @@ def test_the_last_row_stands_and_every_row_is_a_revision(project, items):
     result = labels_import(project=project, lines=lines)
 
     assert (result.created, result.revisions, result.skipped) == (2, 2, 0)
-    label = Annotation.objects.get(item=items[0], annotator__username="alice")
+    label = Annotation.objects.get(item=items[0], annotator__imported_identity__external_id="alice")
     assert _values(label) == [(0, 300, 300), (1, 200, 600)]
     assert label.revision_count == 3
     assert label.time_spent_ms == 3500

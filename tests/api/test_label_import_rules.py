@@ -73,7 +73,7 @@ def test_bad_rows_are_named_by_line_and_nothing_is_written(project, items):
     assert "above 1" in by_line[4]
     assert '"mode" must be "ifs"' in by_line[6]
     assert Annotation.objects.count() == 0
-    assert not project.memberships.filter(user__username="alice").exists()
+    assert not project.imported_annotators.exists()
 
 
 def test_skip_invalid_keeps_the_good_rows(project, items):
@@ -86,12 +86,15 @@ def test_skip_invalid_keeps_the_good_rows(project, items):
     assert Annotation.objects.filter(project=project).count() == 1
 
 
-def test_an_existing_label_is_never_overwritten(project, items):
+def test_an_imported_label_imported_again_changed_is_revised_with_its_history_kept(project, items):
     labels_import(project=project, lines=[_ifs(items[0])])
-    with pytest.raises(ImportRejected, match="never overwrite"):
-        labels_import(project=project, lines=[_ifs(items[0], first=(0.1, 0.1))])
+    again = labels_import(project=project, lines=[_ifs(items[0], first=(0.1, 0.1))])
 
-    assert JudgmentValue.objects.get(annotation__item=items[0], response__position=0).mu == 700
+    assert (again.created, again.revised) == (0, 1)
+    assert JudgmentValue.objects.get(annotation__item=items[0], response__position=0).mu == 100
+    first, second = Annotation.objects.get(item=items[0]).revisions.order_by("number")
+    assert first.payload["values"][0]["mu"] == 700
+    assert second.payload["values"][0]["mu"] == 100
 
 
 def test_missing_values_are_named(project, items):

@@ -132,12 +132,22 @@ ENDPOINTS = [
     ),
     Endpoint("method study design", "get", "/api/projects/{project}/method-study/design/", 200, 404),
     Endpoint("method study report", "get", "/api/projects/{project}/method-study/report/", 200, 404),
+    Endpoint("imported annotators", "get", "/api/projects/{project}/imported-annotators/", 200, 404),
+    Endpoint(
+        "imported annotator link",
+        "post",
+        "/api/projects/{project}/imported-annotators/{identity}/link/",
+        200,
+        404,
+        body={"member": "{spare_member}"},
+    ),
 ]
 
 
 def _build_world() -> dict[str, Any]:
     """The conftest personas and projects, built here because a module-scoped fixture cannot use function ones."""
     from annotation.participants.services import ParticipantIds, participant_enter, study_link_create
+    from projects.imports.annotators import label_annotators_resolve
     from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory, demo_project_create
 
     lead, annotator, annotator2 = (UserFactory(username=name) for name in ("lead", "annotator", "annotator2"))
@@ -161,7 +171,13 @@ def _build_world() -> dict[str, Any]:
     job_output_write(job_id=job.pk, pieces=['{"a": 1}\n'])
     link = study_link_create(project=project, created_by=lead, name="Matrix")
     participant, _ = participant_enter(link=link, ids=ParticipantIds(participant="pid-matrix"))
+    # An imported annotator with no labels, and a member without labels it may be linked to.
+    identities, _ = label_annotators_resolve(project=project, usernames=["ext-matrix"])
+    spare = UserFactory(username="spare-member")
+    MembershipFactory(project=project, user=spare, role=Membership.Role.ANNOTATOR)
     return {
+        "identity": identities["ext-matrix"].imported_identity.pk,
+        "spare_member": spare.pk,
         "project": project.pk,
         "link": link.pk,
         "item": item.pk,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.db.models.functions import Coalesce
+
 from annotation.imports.formats import labels_import_formatted
 from annotation.models import Annotation
 from projects.imports.formats import items_import_formatted
@@ -32,10 +34,12 @@ def stored_items(project: Project) -> dict[str, tuple[str, list[str]]]:
 
 
 def stored_labels(project: Project) -> dict[tuple[str, str], Any]:
-    """(item external id, annotator) → binary choice or Likert point."""
+    """(item external id, annotator as the file names them) → binary choice or Likert point."""
     return {
-        (a.item.external_id, a.annotator.username): a.binary_choice if a.mode == "binary" else a.likert_value
-        for a in Annotation.objects.filter(project=project).select_related("item", "annotator")
+        (a.item.external_id, a.annotator_name): a.binary_choice if a.mode == "binary" else a.likert_value
+        for a in Annotation.objects.filter(project=project)
+        .select_related("item")
+        .annotate(annotator_name=Coalesce("annotator__imported_identity__external_id", "annotator__username"))
     }
 
 

@@ -38,7 +38,9 @@ def test_lead_time_and_creation_time_are_kept():
     import_items(project, "label-studio", "label_studio_pairwise.json")
     import_labels(project, "label-studio", "label_studio_pairwise.json")
 
-    annotation = project.annotations.get(item__external_id="11", annotator__username="label-studio-1")
+    annotation = project.annotations.get(
+        item__external_id="11", annotator__imported_identity__external_id="label-studio-1"
+    )
     assert annotation.time_spent_ms == 23417
     assert annotation.created_at.isoformat().startswith("2026-10-02T09:14:05")
 

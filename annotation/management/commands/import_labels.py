@@ -87,6 +87,7 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"{result.created} labels imported, {result.revisions} later rows kept as revisions, "
-                f"{result.skipped} bad rows skipped."
+                f"{result.unchanged} unchanged and {result.revised} revised from an earlier import, "
+                f"{result.identities_created} new imported annotators, {result.skipped} bad rows skipped."
             )
         )
