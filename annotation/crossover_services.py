@@ -21,6 +21,7 @@ from annotation.crossover_models import MethodStudy, StudyCell
 from annotation.models import Annotation, Assignment
 from config import events
 from config.bulk import insert_rows
+from config.input_limits import whole_number
 from projects.models import Item, Membership, Project
 from projects.selectors import item_responses, item_with_responses
 
@@ -34,8 +35,8 @@ def _whole(raw: Any) -> int | None:
         return None
     if isinstance(raw, int):
         return raw
-    if isinstance(raw, str) and raw.strip().isdigit():
-        return int(raw.strip())
+    if isinstance(raw, str):
+        return whole_number(raw)
     return None
 
 
