@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from aggregation.method_study_report import FIGURE_COLUMNS, PLOTS, figure_rows, method_study_report, report_plot
 from annotation.crossover_selectors import method_study_get_for_lead
-from annotation.crossover_views import csv_lines
+from config.csv_safe import csv_lines
 
 
 @login_required

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from annotation import crossover_selectors, crossover_services
 from annotation.crossover_models import MethodStudy
-from annotation.crossover_views import csv_lines
+from config.csv_safe import csv_lines
 
 ID_MAX = 2**63 - 1
 
