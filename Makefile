@@ -16,7 +16,7 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/importing.
 	suggestions/llm.py suggestions/figures.py suggestions/handoff.py suggestions/receivers.py \
 	suggestions/models.py aggregation/cards.py suggestions/requests.py suggestions/certification.py \
 	suggestions/rubber_stamp.py annotation/resolution_services.py annotation/request_selectors.py aggregation/export_card.py \
-	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
+	aggregation/export.py aggregation/export_tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/csv_safe.py config/openapi.py \
 	annotation/study_services.py annotation/study_selectors.py annotation/study_export.py \
 	annotation/note_services.py annotation/note_selectors.py annotation/checks.py annotation/claim_services.py annotation/compiled_sql.py config/auth.py \
 	annotation/label_selectors.py annotation/home_selectors.py \

@@ -6,20 +6,23 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from typing import Any
 
-from django.db import connection
+from django.db import connection as default_connection
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 Digest = dict[str, tuple[int, str]]
 
 
-def _tables() -> list[str]:
+def _tables(connection: BaseDatabaseWrapper) -> list[str]:
     # Every model's table, from the models alone (no catalogue query): the test database is fully migrated.
     return sorted(connection.introspection.django_table_names(only_existing=False, include_views=False))
 
 
-def database_digest() -> Digest:
-    """{table: (row count, digest of its rows)} for every table of an installed model."""
-    tables = _tables()
+def database_digest(connection: Any = default_connection) -> Digest:
+    """{table: (row count, digest of its rows)} for every table of an installed model (on ``connection``: another
+    database, e.g. a restored copy)."""
+    tables = _tables(connection)
     quote = connection.ops.quote_name
     if connection.vendor == "postgresql":
         # One statement for the whole database; rows are hashed as text and sorted, so row order does not matter.
