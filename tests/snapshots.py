@@ -8,30 +8,29 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from django.db import connection as default_connection
-from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db import connection
 
 Digest = dict[str, tuple[int, str]]
 
 
-def _tables(connection: BaseDatabaseWrapper) -> list[str]:
+def _tables() -> list[str]:
     # Every model's table, from the models alone (no catalogue query): the test database is fully migrated.
     return sorted(connection.introspection.django_table_names(only_existing=False, include_views=False))
 
 
-def database_digest(connection: Any = default_connection) -> Digest:
-    """{table: (row count, digest of its rows)} for every table of an installed model (on ``connection``: another
-    database, e.g. a restored copy)."""
-    tables = _tables(connection)
+def database_digest(other: Any = None) -> Digest:
+    """{table: (row count, digest of its rows)} for every table of an installed model. ``other``: a DB-API connection
+    to another PostgreSQL database with the same tables (a restored copy) to digest instead."""
+    tables = _tables()
     quote = connection.ops.quote_name
-    if connection.vendor == "postgresql":
+    if other is not None or connection.vendor == "postgresql":
         # One statement for the whole database; rows are hashed as text and sorted, so row order does not matter.
         sql = " UNION ALL ".join(
             f"SELECT %s, count(*), md5(coalesce(string_agg(md5(t::text), '' ORDER BY md5(t::text)), '')) "
             f"FROM {quote(table)} t"
             for table in tables
         )
-        with connection.cursor() as cursor:
+        with (other or connection).cursor() as cursor:
             cursor.execute(sql, tables)
             return {table: (int(count), digest) for table, count, digest in cursor.fetchall()}
     digests: Digest = {}
