@@ -16,8 +16,9 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/imports/it
 	suggestions/llm.py suggestions/figures.py suggestions/handoff.py suggestions/receivers.py \
 	suggestions/models.py aggregation/cards.py suggestions/requests.py suggestions/certification.py \
 	suggestions/rubber_stamp.py annotation/resolution_services.py annotation/request_selectors.py aggregation/exports/card.py \
-	aggregation/exports/stream.py aggregation/exports/tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/openapi.py \
-	config/locks.py annotation/participants/services.py annotation/participants/selectors.py annotation/participants/export.py \
+	aggregation/exports/stream.py aggregation/exports/tasks.py aggregation/dispatch.py aggregation/receivers.py config/events.py config/bulk.py config/sessions.py config/input_limits.py config/csv_safe.py config/openapi.py \
+	config/locks.py \
+	annotation/participants/services.py annotation/participants/selectors.py annotation/participants/export.py \
 	annotation/notes/services.py annotation/notes/selectors.py annotation/checks.py annotation/queue/services.py annotation/compiled_sql.py config/auth.py \
 	annotation/label_selectors.py annotation/home_selectors.py \
 	aggregation/figures/settings.py aggregation/figures/judgments.py aggregation/loading.py aggregation/figures/items.py \

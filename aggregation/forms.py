@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 
+from config.input_limits import TextRuleForm
 from projects.models import Criterion, Membership, Project
 
 # Field groups as the settings page shows them; every name is one of projects.services.EDITABLE_SETTINGS.
@@ -47,7 +48,7 @@ def shown_float(value: Any) -> Any:
     return f"{value:.4g}" if isinstance(value, float) else value
 
 
-class ProjectSettingsForm(forms.Form):
+class ProjectSettingsForm(TextRuleForm):
     name = forms.CharField(max_length=200)
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     guidelines = forms.CharField(
@@ -154,7 +155,7 @@ class ProjectSettingsForm(forms.Form):
         return changed
 
 
-class CriteriaForm(forms.Form):
+class CriteriaForm(TextRuleForm):
     criteria = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
         help_text="One per line: name: weight. Weights sum to 1.",
@@ -179,7 +180,7 @@ class CriteriaForm(forms.Form):
         return parsed
 
 
-class MemberAddForm(forms.Form):
+class MemberAddForm(TextRuleForm):
     username = forms.CharField(max_length=150, help_text="An existing account.")
     role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.ANNOTATOR)
 
@@ -191,7 +192,7 @@ class MemberAddForm(forms.Form):
         return user
 
 
-class ExportForm(forms.Form):
+class ExportForm(TextRuleForm):
     """The export page's choices: the same names and ranges as the export API
     (aggregation.exports.stream.ExportOptions)."""
 

@@ -11,7 +11,6 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,6 +18,7 @@ from rest_framework.views import APIView
 from annotation.models import Annotation
 from annotation.selectors import annotation_created_by_save, annotation_item_id_own, annotations_visible_to
 from annotation.services import annotation_save
+from config.input_limits import SafeFormParser, SafeMultiPartParser, single_line, whole_number
 from projects.api import (
     JOB_ACCEPTED,
     FileReadingSerializer,
@@ -36,7 +36,9 @@ from projects.selectors import item_get_for_user, project_get_for_lead, project_
 
 class ValueSerializer(serializers.Serializer):
     position = serializers.IntegerField(min_value=0, help_text="The response's stored position.")
-    criterion = serializers.CharField(required=False, help_text="May be left out when the project has one.")
+    criterion = serializers.CharField(
+        required=False, validators=[single_line], help_text="May be left out when the project has one."
+    )
     mu = serializers.FloatField(help_text="Support in [0, 1], in thousandths (k/1000).")
     nu = serializers.FloatField(help_text="Opposition in [0, 1], in thousandths; μ + ν ≤ 1.")
 
@@ -61,7 +63,11 @@ class AnnotationWriteSerializer(serializers.Serializer):
     likert_value = serializers.IntegerField(required=False, allow_null=True)
     time_spent_ms = serializers.IntegerField(required=False, default=0, min_value=0)
     client_token = serializers.CharField(
-        required=False, allow_null=True, max_length=64, help_text="Repeat it on a retry: one revision, not two."
+        required=False,
+        allow_null=True,
+        max_length=64,
+        validators=[single_line],
+        help_text="Repeat it on a retry: one revision, not two.",
     )
 
 
@@ -171,7 +177,7 @@ class AnnotationListApi(APIView):
         annotations = annotations_visible_to(
             user=request.user,
             project_id=project_id,
-            item_id=int(item) if item.isdigit() else None,
+            item_id=whole_number(item),
             annotator_username=request.query_params.get("annotator", ""),
         )
         paginator = self.pagination_class()
@@ -219,7 +225,7 @@ class AnnotationDetailApi(APIView):
 
 
 class LabelImportApi(APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [SafeMultiPartParser, SafeFormParser]
 
     @extend_schema(
         request={"multipart/form-data": LabelImportSerializer},

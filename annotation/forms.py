@@ -9,6 +9,7 @@ from typing import Any
 
 from django.http import QueryDict
 
+from config.input_limits import number_text_problem
 from projects.models import Criterion, Project, Response
 
 
@@ -16,8 +17,9 @@ def _maybe_int(raw: str | None) -> Any:
     if raw is None:
         return None
     raw = raw.strip()
-    if raw == "":
-        return ""
+    if raw == "" or number_text_problem(raw) is not None:
+        # Too long to be a slider value: passed on as text, which the service refuses by name.
+        return raw[:20] + "…" if raw else raw
     try:
         return int(raw)
     except ValueError:

@@ -21,6 +21,7 @@ from annotation.participants import views as study_views
 from annotation.participants.gate import participant_open
 from annotation.queue import services as claim_services
 from annotation.studies import selectors as crossover_selectors
+from config.input_limits import whole_number
 from projects.models import Item, Project
 from projects.selectors import (
     item_get_for_user,
@@ -316,13 +317,11 @@ def annotate_done(request: AnnotatorRequest, project_id: int) -> HttpResponse:
 @require_GET
 def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpResponse:
     project = project_get_for_annotator(user=request.user, project_id=project_id)
-    before = request.GET.get("before", "")
-    previous = selectors.annotation_previous(
-        project=project, annotator=request.user, before_item_id=int(before) if before.isdigit() else None
-    )
+    before = whole_number(request.GET.get("before", ""))
+    previous = selectors.annotation_previous(project=project, annotator=request.user, before_item_id=before)
     if previous is None:
-        if before.isdigit():
-            item = item_get_with_responses_for_user(user=request.user, project=project, item_id=int(before))
+        if before is not None:
+            item = item_get_with_responses_for_user(user=request.user, project=project, item_id=before)
             current = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
             if current is None:
                 return _next(request, project, notice="There is no earlier item.")

@@ -25,6 +25,8 @@ ALWAYS = {
     "403": "Not allowed.",
     "404": "Not found, or not visible to this user.",
     "406": "The Accept header asks for a format the API does not produce.",
+    # config.input_limits: the path, a query parameter or a body field holds a control character.
+    "422": "A control character (NUL, ESC, …) in the path, a query parameter or a field; `errors` names it.",
 }
 WITH_INPUT = {
     "400": "Invalid input; `errors` names each bad field.",

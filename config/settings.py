@@ -73,7 +73,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "config.input_limits.RefuseNulInQueryMiddleware",
+    "config.input_limits.RefuseControlCharactersMiddleware",
     # A study participant reaches only the views marked open to participants; everything else answers 404.
     "annotation.participants.gate.ParticipantGateMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
@@ -244,8 +244,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
         "config.input_limits.SafeJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "config.input_limits.SafeFormParser",
+        "config.input_limits.SafeMultiPartParser",
     ],
 }
 SPECTACULAR_SETTINGS = {

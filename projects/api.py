@@ -13,11 +13,11 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import CursorPagination
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.input_limits import SafeFormParser, SafeJSONParser, SafeMultiPartParser, single_line
 from projects.formats import NATIVE, RATINGS_RULES, RESPONSE_STATUSES, OptionsInvalid, options_from
 from projects.imports.tasks import (
     FORMAT_CHOICES,
@@ -87,7 +87,7 @@ class ProjectSerializer(serializers.ModelSerializer):
 
 
 class ProjectCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
+    name = serializers.CharField(max_length=200, validators=[single_line])
     criteria = CriterionSerializer(many=True, required=False)
     settings = serializers.DictField(required=False, help_text="Any of the editable settings, e.g. mode, overlap.")
 
@@ -108,7 +108,7 @@ class ProjectSettingsSerializer(serializers.Serializer):
 
 
 class MemberSerializer(serializers.Serializer):
-    username = serializers.CharField(source="user.username")
+    username = serializers.CharField(source="user.username", validators=[single_line])
     role = serializers.ChoiceField(choices=Membership.Role.choices)
 
 
@@ -400,7 +400,7 @@ class ItemDetailApi(APIView):
 
 
 class ItemImportApi(APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [SafeMultiPartParser, SafeFormParser]
 
     @extend_schema(
         request={"multipart/form-data": ImportUploadSerializer},
@@ -432,7 +432,7 @@ class JobListApi(APIView):
 
 
 class JobDetailApi(APIView):
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
     @extend_schema(responses=JobSerializer)
     def get(self, request: Request, job_id: int) -> Response:

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 from django.conf import settings
 
+from config.input_limits import whole_number
 from projects.models import PERMILLE, TIE, Project
 
 MAX_ATTEMPTS = 3
@@ -155,9 +156,10 @@ def _preferred_position(raw: Any, n_responses: int) -> int:
         if text == "tie":
             return TIE
         text = text.removeprefix("response").strip()
-        if not text.isdigit():
+        number = whole_number(text)
+        if number is None:
             raise AnswerInvalid(f'"preferred" must be a response number from 1 to {n_responses} or "tie", not {raw!r}.')
-        raw = int(text)
+        raw = number
     if isinstance(raw, bool) or not isinstance(raw, int):
         raise AnswerInvalid(f'"preferred" must be a response number from 1 to {n_responses} or "tie", not {raw!r}.')
     if not 1 <= raw <= n_responses:

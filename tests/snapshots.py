@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from typing import Any
 
 from django.db import connection
 
@@ -17,18 +18,19 @@ def _tables() -> list[str]:
     return sorted(connection.introspection.django_table_names(only_existing=False, include_views=False))
 
 
-def database_digest() -> Digest:
-    """{table: (row count, digest of its rows)} for every table of an installed model."""
+def database_digest(other: Any = None) -> Digest:
+    """{table: (row count, digest of its rows)} for every table of an installed model. ``other``: a DB-API connection
+    to another PostgreSQL database with the same tables (a restored copy) to digest instead."""
     tables = _tables()
     quote = connection.ops.quote_name
-    if connection.vendor == "postgresql":
+    if other is not None or connection.vendor == "postgresql":
         # One statement for the whole database; rows are hashed as text and sorted, so row order does not matter.
         sql = " UNION ALL ".join(
             f"SELECT %s, count(*), md5(coalesce(string_agg(md5(t::text), '' ORDER BY md5(t::text)), '')) "
             f"FROM {quote(table)} t"
             for table in tables
         )
-        with connection.cursor() as cursor:
+        with (other or connection).cursor() as cursor:
             cursor.execute(sql, tables)
             return {table: (int(count), digest) for table, count, digest in cursor.fetchall()}
     digests: Digest = {}

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from aggregation.studies.report import FIGURE_COLUMNS, PLOTS, figure_rows, method_study_report, report_plot
 from annotation.studies.selectors import method_study_get_for_lead
-from annotation.studies.views import csv_lines
+from config.csv_safe import csv_lines
 
 
 @login_required

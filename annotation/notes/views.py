@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.notes import services as note_services
 from annotation.notes.selectors import own_flags
+from config.input_limits import whole_number
 from projects.models import TIE
 from projects.selectors import item_get_for_user, project_get_for_annotator, project_get_for_lead
 
@@ -101,9 +102,10 @@ def item_send_back(request: HttpRequest, project_id: int, item_id: int) -> HttpR
     raw = request.POST.get("more", "1")
 
     def act(**kwargs: Any) -> None:
-        if not raw.strip().isdigit():
+        more = whole_number(raw)
+        if more is None:
             raise ValidationError({"more": "Ask for a whole number of labels."})
-        note_services.item_send_back(more=int(raw), reason=request.POST.get("reason", ""), **kwargs)
+        note_services.item_send_back(more=more, reason=request.POST.get("reason", ""), **kwargs)
 
     return _lead_action(request, project_id, item_id, act, "Sent back: the queue serves this item again.")
 

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from annotation.participants import services as study_services
 from annotation.participants.export import CONTENT_TYPES, FORMATS, participant_export_filename, participant_export_lines
 from annotation.participants.selectors import study_link_counts, study_link_get_for_lead, study_link_list_for_lead
+from config.input_limits import single_line
 from projects.models import StudyLink
 
 
@@ -63,12 +64,14 @@ class StudyLinkSerializer(serializers.ModelSerializer):
 class StudyLinkCreateSerializer(serializers.Serializer):
     """Shapes only; ranges and the gold of attention items are checked by the service."""
 
-    name = serializers.CharField(max_length=200)
-    completion_code = serializers.CharField(required=False, allow_blank=True, default="")
-    screened_out_code = serializers.CharField(required=False, allow_blank=True, default="")
+    name = serializers.CharField(max_length=200, validators=[single_line])
+    completion_code = serializers.CharField(required=False, allow_blank=True, default="", validators=[single_line])
+    screened_out_code = serializers.CharField(required=False, allow_blank=True, default="", validators=[single_line])
     max_participants = serializers.IntegerField(required=False, allow_null=True, default=None)
     items_per_participant = serializers.IntegerField(required=False, allow_null=True, default=None)
-    attention_item_ids = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    attention_item_ids = serializers.ListField(
+        child=serializers.CharField(validators=[single_line]), required=False, default=list
+    )
     attention_from_metadata = serializers.BooleanField(required=False, default=False)
     attention_every = serializers.IntegerField(required=False, default=5)
     attention_max_failures = serializers.IntegerField(required=False, default=0)

@@ -5,12 +5,11 @@ One writer for the lead's download, the API and ``manage.py study_export``, so t
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterator
 
 from annotation.participants.selectors import EXPORT_FIELDS, participant_export_rows
+from config.csv_safe import csv_lines
 from projects.models import StudyLink
 
 FORMATS = ("csv", "jsonl")
@@ -25,16 +24,7 @@ def participant_export_lines(*, link: StudyLink, export_format: str) -> Iterator
         for row in rows:
             yield json.dumps(row, ensure_ascii=False) + "\n"
         return
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=EXPORT_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({key: "" if value is None else value for key, value in row.items()})
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-    if buffer.tell():
-        yield buffer.getvalue()
+    yield from csv_lines(EXPORT_FIELDS, rows)
 
 
 def participant_export_filename(*, link: StudyLink, export_format: str) -> str:

@@ -32,6 +32,7 @@ from annotation import judgment
 from annotation.models import Assignment
 from annotation.participants.selectors import attention_items, participant_end_state, participant_record
 from annotation.services import assignment_claim_next
+from config.input_limits import whole_number
 from projects.models import Item, Membership, Participant, Project, Response, StudyLink
 
 ID_MAX_LENGTH = 64
@@ -65,11 +66,11 @@ def _whole(raw: Any, *, low: int, high: int, field: str, errors: dict[str, str],
     if isinstance(raw, bool) or not isinstance(raw, int | str):
         errors[field] = "Expected a whole number."
         return None
-    text = str(raw).strip()
-    if not text.isdigit() or not low <= int(text) <= high:
+    value = whole_number(str(raw))
+    if value is None or not low <= value <= high:
         errors[field] = f"Expected a whole number from {low} to {high}."
         return None
-    return int(text)
+    return value
 
 
 def _code(raw: Any, *, field: str, errors: dict[str, str]) -> str:

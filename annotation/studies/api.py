@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from annotation.studies import selectors as crossover_selectors
 from annotation.studies import services as crossover_services
 from annotation.studies.models import MethodStudy
-from annotation.studies.views import csv_lines
+from config.csv_safe import csv_lines
 
 ID_MAX = 2**63 - 1
 

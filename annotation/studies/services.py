@@ -23,6 +23,7 @@ from annotation.studies import selectors as crossover_selectors
 from annotation.studies.models import MethodStudy, StudyCell
 from config import events
 from config.bulk import insert_rows
+from config.input_limits import whole_number
 from projects.models import Item, Membership, Project
 from projects.selectors import item_responses, item_with_responses
 
@@ -36,8 +37,8 @@ def _whole(raw: Any) -> int | None:
         return None
     if isinstance(raw, int):
         return raw
-    if isinstance(raw, str) and raw.strip().isdigit():
-        return int(raw.strip())
+    if isinstance(raw, str):
+        return whole_number(raw)
     return None
 
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -15,20 +12,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.studies import selectors as crossover_selectors
 from annotation.studies import services as crossover_services
+from config.csv_safe import csv_lines
 from projects.models import Project
-
-
-def csv_lines(columns: Iterable[str], rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """Rows as CSV text, one line at a time (streamed: constant memory)."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(columns), extrasaction="ignore")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow(row)
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-    yield buffer.getvalue()
 
 
 def _form_arguments(data: QueryDict, project: Project) -> tuple[dict[str, Any], list[str]]:

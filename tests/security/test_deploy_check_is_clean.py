@@ -18,12 +18,15 @@ def _compose_environment() -> dict[str, str]:
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     environment: dict[str, str] = {}
     for name, value in compose["services"]["web"]["environment"].items():
-        # Resolve ${VAR:-default} and ${VAR:?message} the way compose does with nothing set.
+        # Resolve ${VAR:-default} and ${VAR:?message} the way compose does with nothing set; a required one inside a
+        # longer value (a password in DATABASE_URL) gets a stand-in, as the operator's .env would give it one.
         match = re.fullmatch(r"\$\{(\w+):([-?])(.*)\}", str(value))
         if match and match.group(2) == "-":
             value = match.group(3)
         elif match:
             value = None
+        else:
+            value = re.sub(r"\$\{\w+:\?[^}]*\}", "stand-in-password", str(value))
         if value is not None:
             environment[name] = str(value)
     return environment
