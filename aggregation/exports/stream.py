@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 
 from django.db import connection
 from django.db.models import QuerySet
+from django.db.models.functions import Coalesce
 
 # The options and their check live in aggregation.exports.options.
 from aggregation.exports.options import DEFAULT_CHUNK_SIZE, OVERALL, check_export_options
@@ -374,6 +375,8 @@ def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int)
     criterion_names = dict(Criterion.objects.filter(project=project).values_list("id", "name"))
     rows = (
         Annotation.objects.filter(project=project)
+        # An imported annotator goes by the name its file gave it, not its shadow account's username.
+        .annotate(annotator_name=Coalesce("annotator__imported_identity__external_id", "annotator__username"))
         .order_by("id")
         .values_list(
             "id",
@@ -381,7 +384,7 @@ def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int)
             "item__external_id",
             "item__is_blind",
             "annotator_id",
-            "annotator__username",
+            "annotator_name",
             "mode",
             "response_order",
             "binary_choice",

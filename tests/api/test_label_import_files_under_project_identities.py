@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from aggregation.exports.stream import ExportOptions, export_lines
 from annotation.imports.identities import imported_annotator_link
 from annotation.imports.labels import labels_import
 from annotation.models import Annotation, AnnotationRevision
@@ -181,3 +182,20 @@ def test_a_shadow_cannot_be_made_a_member_or_invited(project, other_project, ite
     with pytest.raises(ValidationError, match="placeholder"):
         member_invite(project=other_project, username=shadow.get_username(), role=Membership.Role.ANNOTATOR)
     assert not Membership.objects.filter(project=other_project, user=shadow).exists()
+
+
+def test_the_annotations_export_names_imported_annotators_as_their_file_did(project, items, annotator):
+    labels_import(project=project, lines=[_row(items[0], "alice"), _row(items[1], "bob")])
+    annotation_save(
+        project=project,
+        item=items[2],
+        annotator=annotator,
+        values=[
+            {"response": 0, "criterion": "overall", "mu": 500, "nu": 200},
+            {"response": 1, "criterion": "overall", "mu": 100, "nu": 700},
+        ],
+    )
+
+    rows = [json.loads(line) for line in export_lines(project=project, options=ExportOptions(format="annotations"))]
+
+    assert sorted(row["annotator"] for row in rows) == sorted(["alice", "bob", annotator.username])
