@@ -12,7 +12,7 @@ import logging
 from celery import shared_task
 from django.db import OperationalError
 
-from aggregation import dispatch, services
+from aggregation import dirty, services
 from projects.models import Project
 
 logger = logging.getLogger(__name__)
@@ -52,8 +52,8 @@ def item_aggregates(project_id: int, item_ids: list[int]) -> int:
     max_retries=5,
 )
 def items_dirty_recompute(project_id: int) -> int:
-    """Recompute every item of the project marked dirty since the last run (see dispatch); returns how many."""
-    item_ids = dispatch.items_dirty_take(project_id=project_id)
+    """Recompute every item of the project marked dirty since the last run (aggregation.dirty); returns how many."""
+    item_ids = dirty.items_dirty_take(project_id=project_id)
     if not item_ids or not Project.objects.filter(pk=project_id).exists():
         return 0
     try:
@@ -64,7 +64,7 @@ def items_dirty_recompute(project_id: int) -> int:
             )
         return done
     except BaseException:
-        dispatch.items_dirty_restore(project_id=project_id, item_ids=item_ids)
+        dirty.items_dirty_restore(project_id=project_id, item_ids=item_ids)
         raise
 
 
@@ -81,7 +81,7 @@ def items_dirty_recompute(project_id: int) -> int:
 def project_recompute(project_id: int) -> dict[str, object]:
     """Weights, then item aggregates if the weights moved, then agreement, plots, progress, suggestion figures and
     the handoff evaluation (see services.project_aggregates_recompute)."""
-    dispatch.project_recompute_pending_clear(project_id=project_id)
+    dirty.project_recompute_pending_clear(project_id=project_id)
     if not Project.objects.filter(pk=project_id).exists():
         return {}
     return services.project_aggregates_recompute(project_id=project_id)

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from annotation.models import Annotation
 from annotation.selectors import annotation_created_by_save, annotation_item_id_own, annotations_visible_to
 from annotation.services import annotation_save
+from config.auth import signed_in_user
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
 from projects.formats import FORMATS, NATIVE
 from projects.imports.items import RowInvalid, to_permille
@@ -125,7 +126,7 @@ def _save(request: Request, project: Project, item_id: int, data: dict[str, Any]
     return annotation_save(
         project=project,
         item=item,
-        annotator=request.user,
+        annotator=signed_in_user(request),
         values=_service_values(project, data.get("values")),
         binary_choice=data.get("binary_choice"),
         likert_value=data.get("likert_value"),
@@ -211,7 +212,7 @@ class LabelImportApi(APIView):
         data.is_valid(raise_exception=True)
         job = import_job_start(
             project=project,
-            user=request.user,
+            user=signed_in_user(request),
             kind=Job.Kind.IMPORT_LABELS,
             upload=data.validated_data["file"],
             options={

@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.auth import signed_in_user
 from projects.formats import FORMATS, NATIVE
 from projects.imports.tasks import import_job_start
 from projects.models import Criterion, Item, Job, Membership, Project
@@ -117,7 +118,8 @@ class SuggestionSerializer(serializers.Serializer):
     preferred_position = serializers.IntegerField(allow_null=True)
     rationale = serializers.CharField()
     model = serializers.CharField(source="model_name")
-    source = serializers.CharField()
+    # A field named like Field.source: DRF's metaclass moves declared fields out of the class, so they never clash.
+    source = serializers.CharField()  # type: ignore[assignment]
     values = serializers.SerializerMethodField()
 
     def get_values(self, suggestion: Any) -> list[dict[str, Any]]:
@@ -209,7 +211,7 @@ class ProjectListApi(APIView):
         criteria = [(c["name"], c["weight"]) for c in data.validated_data.get("criteria", [])] or [("overall", 1.0)]
         project = project_create(
             name=data.validated_data["name"],
-            lead=request.user,
+            lead=signed_in_user(request),
             criteria=criteria,
             **data.validated_data.get("settings", {}),
         )
@@ -313,7 +315,7 @@ class ItemImportApi(APIView):
         options = {k: v for k, v in data.validated_data.items() if k != "file"}
         job = import_job_start(
             project=project,
-            user=request.user,
+            user=signed_in_user(request),
             kind=Job.Kind.IMPORT_ITEMS,
             upload=data.validated_data["file"],
             options=options,
