@@ -30,8 +30,9 @@ demo: migrate
 	@echo "Penumbra is at http://$(HOST):$(PORT)/ (Ctrl+C stops it)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
+# runserver speaks plain HTTP, so no redirect to HTTPS on localhost (PENUMBRA_HTTPS=1 make run to try it).
 run: migrate
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	PENUMBRA_HTTPS=$${PENUMBRA_HTTPS:-0} $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 worker: $(VENV)/.runtime
 	$(BIN)/celery -A config worker --loglevel=info --without-gossip --without-mingle --without-heartbeat
