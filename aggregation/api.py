@@ -30,6 +30,7 @@ from aggregation.selectors import (
     item_aggregates_for_lead,
     project_aggregate_for_lead,
 )
+from config.auth import signed_in_user
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
 from projects.jobs import job_stream_bytes
 from projects.models import Job
@@ -288,7 +289,9 @@ class ExportApi(APIView):
         project = project_get_for_lead(user=request.user, project_id=project_id)
         query = ExportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        return job_accepted(request, export_job_start(project=project, user=request.user, options=query.options()))
+        return job_accepted(
+            request, export_job_start(project=project, user=signed_in_user(request), options=query.options())
+        )
 
 
 class ExportCardApi(APIView):

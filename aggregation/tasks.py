@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.conf import settings
 from django.db import OperationalError
 
-from aggregation import dispatch, services
+from aggregation import dirty, services
 from projects.models import Project
 
 logger = logging.getLogger(__name__)
@@ -52,8 +53,8 @@ def item_aggregates(project_id: int, item_ids: list[int]) -> int:
     max_retries=5,
 )
 def items_dirty_recompute(project_id: int) -> int:
-    """Recompute every item of the project marked dirty since the last run (see dispatch); returns how many."""
-    item_ids = dispatch.items_dirty_take(project_id=project_id)
+    """Recompute every item of the project marked dirty since the last run (aggregation.dirty); returns how many."""
+    item_ids = dirty.items_dirty_take(project_id=project_id)
     if not item_ids or not Project.objects.filter(pk=project_id).exists():
         return 0
     try:
@@ -64,7 +65,7 @@ def items_dirty_recompute(project_id: int) -> int:
             )
         return done
     except BaseException:
-        dispatch.items_dirty_restore(project_id=project_id, item_ids=item_ids)
+        dirty.items_dirty_restore(project_id=project_id, item_ids=item_ids)
         raise
 
 
@@ -81,7 +82,7 @@ def items_dirty_recompute(project_id: int) -> int:
 def project_recompute(project_id: int) -> dict[str, object]:
     """Weights, then item aggregates if the weights moved, then agreement, plots, progress, suggestion figures and
     the handoff evaluation (see services.project_aggregates_recompute)."""
-    dispatch.project_recompute_pending_clear(project_id=project_id)
+    dirty.project_recompute_pending_clear(project_id=project_id)
     if not Project.objects.filter(pk=project_id).exists():
         return {}
     done = services.project_aggregates_recompute_exclusive(project_id=project_id)
@@ -89,11 +90,22 @@ def project_recompute(project_id: int) -> dict[str, object]:
         # Another worker is recomputing this project and may have read it before the save that sent this task:
         # schedule one more run (merged with any other pending one) instead of running beside it.
         try:
-            dispatch.project_recompute_schedule(project_id=project_id)
+            _project_recompute_again(project_id=project_id)
         except Exception:
             logger.warning("Project %s busy and the broker unreachable; reconciliation will run it", project_id)
         return {"busy": True}
     return done
+
+
+def _project_recompute_again(*, project_id: int) -> None:
+    """One more debounced run after a busy one, merged with any pending run as dispatch merges them (the tasks do
+    not import dispatch: it imports them)."""
+    delay = int(getattr(settings, "AGGREGATION_PROJECT_DELAY", 3))
+    client = dirty.redis_client()
+    if client is None or dirty.project_pending_raise(
+        client=client, project_id=project_id, expiry=delay + int(PROJECT_TIME_LIMIT) + 60
+    ):
+        project_recompute.apply_async((project_id,), countdown=delay)
 
 
 @shared_task(

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from annotation.models import Annotation
 from annotation.selectors import annotation_created_by_save, annotation_item_id_own, annotations_visible_to
 from annotation.services import annotation_save
+from config.auth import signed_in_user
 from config.input_limits import SafeFormParser, SafeMultiPartParser, single_line, whole_number
 from projects.api import (
     JOB_ACCEPTED,
@@ -151,7 +152,7 @@ def _save(request: Request, project: Project, item_id: int, data: dict[str, Any]
     return annotation_save(
         project=project,
         item=item,
-        annotator=request.user,
+        annotator=signed_in_user(request),
         values=_service_values(project, data.get("values")),
         binary_choice=data.get("binary_choice"),
         likert_value=data.get("likert_value"),

@@ -11,7 +11,7 @@ steps on ``--threads`` threads), then a plain per-item Python loop (benchmarks/a
 the same figures on a slice of ``--loop-items`` items, extrapolated linearly to the full size, and prints both,
 the ratio and whether the targets hold (vectorised ≤ 1 s on 2 cores; ≥ 100× the loop). In the same process, on
 the same values, it also runs a plain numpy implementation of the same steps (the obvious vectorised code from
-DESIGN.md's formulas, benchmarks/aggregate_plain.py), checks that both give the same figures, and prints the
+docs/DESIGN.md's formulas, benchmarks/aggregate_plain.py), checks that both give the same figures, and prints the
 ratio of the pipeline's one-thread time to it: the pipeline must not be slower (ratio ≤ 1).
 
 The loop is given its data as Python lists prepared outside the timed region, and uses closed forms where a
@@ -241,6 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.items != 100_000:
         print("(targets are defined for 100,000 items; this run used a different size)")
+        # Only the figures can be wrong at another size (the smoke run in tests/benchmarks): the speeds are not judged.
+        return 1 if differing else 0
     return 0 if fast_enough and fast_relative and not_slower else 1
 
 

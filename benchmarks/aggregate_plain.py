@@ -1,4 +1,4 @@
-"""The maths benchmark's yardstick: the same steps as the pipeline, as plain numpy written from DESIGN.md's formulas.
+"""The maths benchmark's yardstick: the same steps as the pipeline, in plain numpy from docs/DESIGN.md's formulas.
 
 benchmarks/aggregate.py runs it in the same process on the same data, checks that both give the same figures and
 prints the ratio of the pipeline's time to it.
@@ -25,7 +25,7 @@ from aggregate_data import TOLERANCE, Dataset, Timing, run_chain
 from aggregation.maths import ifs, weights
 
 # --------------------------------------------------------------------------------------------------------------
-# The same steps as plain numpy: the obvious vectorised code written from DESIGN.md's formulas, without the
+# The same steps as plain numpy: the obvious vectorised code written from docs/DESIGN.md's formulas, without the
 # pipeline's tricks (no in-place scratch blocks, no annotator-first layouts, no closed-form leave-one-out, no
 # compaction). It is the yardstick the pipeline must not be slower than, run in the same process on the same data.
 
@@ -103,7 +103,7 @@ def _plain_cross_mode(signed: np.ndarray) -> dict[str, float]:
     pairable = m >= 2
     x, ok, m = np.where(present, signed, 0)[pairable], present[pairable], m[pairable]
     n = m.sum()
-    # DESIGN.md's closed form: Σ_{i≠j} (x_i − x_j)² over a unit's m values is 2m Σ (x_i − x̄_u)².
+    # docs/DESIGN.md's closed form: Σ_{i≠j} (x_i − x_j)² over a unit's m values is 2m Σ (x_i − x̄_u)².
     unit_mean = x.sum(axis=1) / m
     within = 2 * m * np.where(ok, (x - unit_mean[:, None]) ** 2, 0).sum(axis=1)
     observed = (within / (m - 1)).sum() / n

@@ -74,10 +74,19 @@ class RssSampler:
         self.peak = max(self.peak, rss_bytes())
 
 
-def _copy(cursor, table: str, columns: list[str], rows) -> None:
-    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+def _copy(cursor, model, columns: list[str], rows) -> None:
+    """COPY rows into ``model``'s table; every other column gets its model default, so a column added later (NOT
+    NULL with a default in the model) does not break the benchmark on a fresh database."""
+    import json
+
+    rest = [f for f in model._meta.concrete_fields if not f.primary_key and f.attname not in columns]
+    rest = [f for f in rest if f.has_default() or not f.null]
+    defaults = [f.get_default() for f in rest]
+    defaults = [json.dumps(value) if isinstance(value, dict | list) else value for value in defaults]
+    names = [*columns, *(f.column for f in rest)]
+    with cursor.copy(f"COPY {model._meta.db_table} ({', '.join(names)}) FROM STDIN") as copy:
         for row in rows:
-            copy.write_row(row)
+            copy.write_row([*row, *defaults])
 
 
 def build(n_items: int, n_annotators: int) -> int:
@@ -110,7 +119,7 @@ def build(n_items: int, n_annotators: int) -> int:
         cursor = django_cursor.cursor
         _copy(
             cursor,
-            Item._meta.db_table,
+            Item,
             [
                 "project_id",
                 "external_id",
@@ -142,7 +151,7 @@ def build(n_items: int, n_annotators: int) -> int:
         item_ids = [pk for (pk,) in Item.objects.filter(project=project).order_by("id").values_list("id")]
         _copy(
             cursor,
-            Response._meta.db_table,
+            Response,
             ["item_id", "position", "text", "model_name"],
             (
                 (item_id, position, f"Response {position} to item {item_id}. " * 12, f"model-{position}")
@@ -158,7 +167,7 @@ def build(n_items: int, n_annotators: int) -> int:
         nu = (rng.random((n_items, n_annotators, 2)) * (1000 - mu)).astype(int)
         _copy(
             cursor,
-            Annotation._meta.db_table,
+            Annotation,
             [
                 "project_id",
                 "item_id",
@@ -185,7 +194,7 @@ def build(n_items: int, n_annotators: int) -> int:
         order = np.argsort(annotators)
         _copy(
             cursor,
-            JudgmentValue._meta.db_table,
+            JudgmentValue,
             ["annotation_id", "response_id", "criterion_id", "mu", "nu"],
             (
                 (int(annotation_ids[i, k]), int(response_ids[i, p]), criterion_id, int(mu[i, a, p]), int(nu[i, a, p]))
@@ -203,7 +212,7 @@ def build(n_items: int, n_annotators: int) -> int:
         operator = project.aggregation_operator
         _copy(
             cursor,
-            ResponseAggregate._meta.db_table,
+            ResponseAggregate,
             ["item_id", "response_id", "criterion_id", "operator", "mu", "nu"],
             (
                 (item_ids[i], int(response_ids[i, p]), None, operator, float(mean_mu[i, p]), float(mean_nu[i, p]))
@@ -213,7 +222,7 @@ def build(n_items: int, n_annotators: int) -> int:
         )
         _copy(
             cursor,
-            ItemAggregate._meta.db_table,
+            ItemAggregate,
             [
                 "project_id",
                 "item_id",

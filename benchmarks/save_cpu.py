@@ -47,6 +47,10 @@ def main() -> None:
     # Saves enqueue their recomputation on a queue no worker consumes: the aggregation must not run in the request.
     os.environ.setdefault("CELERY_QUEUE", "bench-save-cpu")
 
+    from load_stack import ensure_database
+
+    ensure_database(os.environ["DATABASE_URL"])  # created when missing, as the other benchmarks do
+
     import django
 
     django.setup()

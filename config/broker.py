@@ -28,7 +28,7 @@ class Channel(kombu_redis.Channel):
     def _connparams(self, asynchronous: bool = False) -> Any:
         if self.connection is None or self.connection.client is None:
             raise RedisConnectionError("the broker connection was closed after an outage; not reconnecting from it")
-        return super()._connparams(asynchronous=asynchronous)
+        return super()._connparams(asynchronous=asynchronous)  # type: ignore[misc]  # kombu's private hook, untyped
 
 
 class Transport(kombu_redis.Transport):

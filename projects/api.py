@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.auth import signed_in_user
 from config.input_limits import SafeFormParser, SafeJSONParser, SafeMultiPartParser, single_line
 from projects.formats import NATIVE, RATINGS_RULES, RESPONSE_STATUSES, OptionsInvalid, options_from
 from projects.imports.tasks import (
@@ -123,7 +124,8 @@ class SuggestionSerializer(serializers.Serializer):
     preferred_position = serializers.IntegerField(allow_null=True)
     rationale = serializers.CharField()
     model = serializers.CharField(source="model_name")
-    source = serializers.CharField()
+    # A field named like Field.source: DRF's metaclass moves declared fields out of the class, so they never clash.
+    source = serializers.CharField()  # type: ignore[assignment]
     values = serializers.SerializerMethodField()
 
     def get_values(self, suggestion: Any) -> list[dict[str, Any]]:
@@ -271,7 +273,7 @@ def import_job_answer(
 ) -> Response:
     """Start the import job and answer 202, or 413 for a file over the limit."""
     try:
-        job = import_job_start(project=project, user=request.user, kind=kind, upload=upload, options=options)
+        job = import_job_start(project=project, user=signed_in_user(request), kind=kind, upload=upload, options=options)
     except UploadTooLarge as too_large:
         return too_large_response(" ".join(too_large.messages))
     return job_accepted(request, job)
@@ -304,7 +306,7 @@ class ProjectListApi(APIView):
         criteria = [(c["name"], c["weight"]) for c in data.validated_data.get("criteria", [])] or [("overall", 1.0)]
         project = project_create(
             name=data.validated_data["name"],
-            lead=request.user,
+            lead=signed_in_user(request),
             criteria=criteria,
             **data.validated_data.get("settings", {}),
         )

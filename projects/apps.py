@@ -10,10 +10,14 @@ class ProjectsConfig(AppConfig):
         # Cache upkeep only (no business logic): every write of a criterion, whoever makes it, forgets the
         # project's cached criteria.
         from config import auth
-        from projects.models import Criterion
+        from projects import jobs
+        from projects.imports.tasks import import_items_run
+        from projects.models import Criterion, Job
         from projects.selectors import criteria_forget_on_change
 
         post_save.connect(criteria_forget_on_change, sender=Criterion, dispatch_uid="criteria_forget_save")
         post_delete.connect(criteria_forget_on_change, sender=Criterion, dispatch_uid="criteria_forget_delete")
         # And every write of a user forgets the signed-in copy config.auth keeps.
         auth.connect()
+        # Each app names the task that runs its kind of job, so the job runner imports nothing above projects.
+        jobs.job_task_register(kind=Job.Kind.IMPORT_ITEMS, task=import_items_run)

@@ -22,7 +22,6 @@ only wait for the job's own transaction.
 
 from __future__ import annotations
 
-import importlib
 import io
 import logging
 import threading
@@ -30,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
 from typing import Any
 
+from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -45,13 +45,9 @@ logger = logging.getLogger(__name__)
 CHUNK_BYTES = 1024 * 1024
 PROGRESS_EVERY_SECONDS = 0.5
 
-# Kind -> (module, task). Imported when first needed: the task modules import this one.
-TASKS: dict[str, tuple[str, str]] = {
-    Job.Kind.IMPORT_ITEMS: ("projects.imports.tasks", "import_items_run"),
-    Job.Kind.IMPORT_LABELS: ("annotation.imports.tasks", "import_labels_run"),
-    Job.Kind.EXPORT: ("aggregation.exports.tasks", "export_run"),
-    Job.Kind.SUGGEST: ("suggestions.tasks", "generate_suggestions"),
-}
+# Kind -> the Celery task that runs it, filled by each app's AppConfig.ready (job_task_register): the task modules
+# live in the apps above this one, which projects may not import.
+_TASKS: dict[str, Task[[int], None]] = {}
 
 Progress = Callable[..., None]
 NOUNS: dict[str, str] = {
@@ -60,6 +56,21 @@ NOUNS: dict[str, str] = {
     Job.Kind.EXPORT: "export",
     Job.Kind.SUGGEST: "suggestion generation",
 }
+
+
+def job_task_register(*, kind: str, task: Task[[int], None]) -> None:
+    """Name the task that runs jobs of this kind; called once from the AppConfig.ready of the app that owns it."""
+    if kind not in Job.Kind.values:
+        raise ValueError(f"{kind!r} is not a kind of job; the kinds are {', '.join(Job.Kind.values)}.")
+    registered = _TASKS.get(kind)
+    if registered is not None and registered.name != task.name:
+        raise ValueError(f"{kind} jobs already run with {registered.name}, not {task.name}.")
+    _TASKS[kind] = task
+
+
+def job_task_for(kind: str) -> Task[[int], None] | None:
+    """The task registered for this kind of job, None before its app is ready."""
+    return _TASKS.get(kind)
 
 
 class JobFailed(Exception):
@@ -179,10 +190,12 @@ def job_enqueue(*, job_id: int) -> bool:
     kind = Job.objects.filter(pk=job_id).values_list("kind", flat=True).first()
     if kind is None:
         return False
-    module, name = TASKS[kind]
-    task = getattr(importlib.import_module(module), name)
+    task = _TASKS.get(kind)
+    if task is None:
+        logger.error("no task is registered for %s jobs (job %s); is the app that runs them installed?", kind, job_id)
+        return False
     try:
-        task.apply_async(args=[job_id], retry=False)
+        task.apply_async(args=(job_id,), retry=False)
     except Exception:
         # Eager mode runs the task here; the runner has already recorded any failure on the job row.
         logger.warning("could not queue job %s; jobs_recover will queue it again", job_id, exc_info=True)

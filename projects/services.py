@@ -367,7 +367,7 @@ def blind_sample_redraw(*, project: Project) -> None:
 
 
 def blind_sample_assign_new(*, project: Project, items: Sequence[Item]) -> None:
-    """Set blind flags on ``items`` (unsaved or just saved) as DESIGN.md's fixed-sample rule says."""
+    """Set blind flags on ``items`` (unsaved or just saved) as docs/DESIGN.md's fixed-sample rule says."""
     if project.labelling_started_at is None:
         # Nothing is seen yet: the sample over all items is drawn afresh by the caller (blind_sample_redraw).
         return

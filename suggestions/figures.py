@@ -34,7 +34,7 @@ from aggregation.models import AnnotatorAggregate, ProjectAggregate
 from annotation.models import Annotation, JudgmentValue
 from projects.models import PERMILLE, TIE, Item, Project, Suggestion
 
-# DESIGN.md: the gap is reported only when both sides have at least this many comparisons.
+# docs/DESIGN.md: the gap is reported only when both sides have at least this many comparisons.
 GAP_MINIMUM_PER_SIDE = 5
 
 

@@ -15,7 +15,7 @@ verification request for an item gets no blind request for it, and the other way
 no such annotator left is not requested; the estimators treat it as not answered.
 
 The confidence of a suggestion is p(preferred ≻ other) = 0.5 + |S_a − S_b|/4 from its (μ, ν) per response (the
-soft label of DESIGN.md), in [0.5, 1]; a tie or a suggestion without values has none. The longest-response baseline
+soft label of docs/DESIGN.md), in [0.5, 1]; a tie or a suggestion without values has none. The longest-response baseline
 states no (μ, ν); its confidence is 0.5 + ½ (L₁ − L₂)/L₁ from the lengths L₁ ≥ L₂ of its two longest responses (how
 much longer the one it prefers is), so a project on the baseline can still be calibrated by confidence. A draw by
 confidence has only the items with a confidence as its population (π = 0 for the others, which it never draws).

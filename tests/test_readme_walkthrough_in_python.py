@@ -1,19 +1,28 @@
-"""The README's Python-client walk-through, run as typed against a live server of its own.
-
-A module of its own, so it starts from an empty database as a reader would. It runs twice: the second run makes
-a second project whose labels name the same annotators, each project's own imported identities.
-"""
+"""The README's walk-throughs one after the other on one server, as a reader would run them: the curl walk-through,
+then the Python client's twice (each run makes its own project; imported annotator names are each project's own)."""
 
 from __future__ import annotations
 
-from tests.test_readme_walkthrough import EXPECTED_DPO, _dpo, _run, checkout, lead, pytestmark, readme_blocks
+from tests.test_readme_walkthrough import (
+    DEMO_URL,
+    EXPECTED_DPO,
+    _dpo,
+    _run,
+    checkout,
+    lead,
+    pytestmark,
+    readme_blocks,
+)
 
 __all__ = ["checkout", "lead", "pytestmark"]
 
 
-def test_the_python_walkthrough_runs_as_typed(penumbra_server, lead, checkout):
+def test_the_curl_then_the_python_walkthrough_run_as_typed_on_one_server(penumbra_server, lead, checkout):
     blocks = readme_blocks()
-    _run(["bash", "-euo", "pipefail", "-c", blocks["files"]], checkout, penumbra_server.env, penumbra_server)
+    curl = blocks["files"] + blocks["curl"].replace(DEMO_URL, penumbra_server.url)
+    _run(["bash", "-euo", "pipefail", "-c", curl], checkout, penumbra_server.env, penumbra_server)
+    assert _dpo(checkout / "dpo.jsonl") == EXPECTED_DPO
+
     (checkout / "script.py").write_text(blocks["python"])
     token = _run(
         [".venv/bin/python", "manage.py", "api_token", "lead"], checkout, penumbra_server.env, penumbra_server

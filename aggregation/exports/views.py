@@ -19,6 +19,7 @@ from aggregation.exports.stream import ExportOptions
 from aggregation.exports.tasks import export_job_start
 from aggregation.forms import ExportForm
 from aggregation.selectors import export_job_get, export_jobs_recent
+from config.auth import signed_in_user
 from projects.models import Job
 from projects.selectors import project_get_for_lead
 
@@ -41,7 +42,9 @@ def export_page(request: HttpRequest, project_id: int) -> HttpResponse:
     form = ExportForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
-            job = export_job_start(project=project, user=request.user, options=ExportOptions(**form.options()))
+            job = export_job_start(
+                project=project, user=signed_in_user(request), options=ExportOptions(**form.options())
+            )
         except ValidationError as error:
             for field, field_errors in error.message_dict.items():
                 for message in field_errors:

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation.imports.forms import FORMAT_NAMES, ImportForm, LinkForm
 from annotation.imports.identities import imported_annotator_link
+from config.auth import signed_in_user
 from projects.imports.selectors import (
     errors_by_reason,
     identity_get_for_lead,
@@ -77,7 +78,7 @@ def import_page(request: HttpRequest, project_id: int) -> HttpResponse:
     try:
         job = import_job_start(
             project=project,
-            user=request.user,
+            user=signed_in_user(request),
             kind=form.cleaned_data["kind"],
             upload=form.cleaned_data["file"],
             options=form.job_options(),
@@ -127,7 +128,7 @@ def import_job(request: HttpRequest, project_id: int, job_id: int) -> HttpRespon
 def import_confirm(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
     project, dry_run = import_job_get(user=request.user, project_id=project_id, job_id=job_id)
     try:
-        job = import_job_confirm(dry_run=dry_run, user=request.user)
+        job = import_job_confirm(dry_run=dry_run, user=signed_in_user(request))
     except ValidationError as refused:
         context = {"project": project, **_job_context(dry_run), "refusal": " ".join(refused.messages)}
         return render(request, "dashboard/import_job.html", context, status=400)

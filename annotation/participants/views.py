@@ -204,7 +204,7 @@ def study_end(request: HttpRequest, token: str) -> HttpResponse:
         status.COMPLETED: link.completion_code,
         status.SCREENED_OUT: link.screened_out_code,
         status.RETURNED: link.return_code,
-    }[participant.status]
+    }[status(participant.status)]
     if code:
         study_services.participant_code_shown(participant=participant)
     completion_url = ""

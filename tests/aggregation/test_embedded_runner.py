@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from aggregation import dispatch, services
+from aggregation import embedded, services
 
 
 def test_the_thread_recomputes_items_then_the_project_once_per_burst(monkeypatch, request):
@@ -25,7 +25,7 @@ def test_the_thread_recomputes_items_then_the_project_once_per_burst(monkeypatch
 
     monkeypatch.setattr(services, "item_aggregates_recompute", items)
     monkeypatch.setattr(services, "project_aggregates_recompute", project)
-    runner = dispatch._EmbeddedRunner(reconcile_seconds=None)
+    runner = embedded.EmbeddedRunner(reconcile_seconds=None)
     request.addfinalizer(runner.stop)
 
     runner.submit(7, [1])
@@ -50,7 +50,7 @@ def test_a_failure_is_logged_and_the_thread_keeps_going(monkeypatch, caplog, req
 
     monkeypatch.setattr(services, "item_aggregates_recompute", failing)
     monkeypatch.setattr(services, "project_aggregates_recompute", project)
-    runner = dispatch._EmbeddedRunner(reconcile_seconds=None)
+    runner = embedded.EmbeddedRunner(reconcile_seconds=None)
     request.addfinalizer(runner.stop)
 
     runner.submit(3, [1])
@@ -76,7 +76,7 @@ def test_the_thread_reconciles_when_it_starts_and_when_idle(monkeypatch, request
     monkeypatch.setattr(services, "stale_projects_list", stale_projects)
     monkeypatch.setattr(services, "item_aggregates_recompute", lambda **kwargs: seen.append(f"recompute {kwargs}"))
     monkeypatch.setattr(services, "project_aggregates_recompute", lambda **kwargs: seen.append(f"project {kwargs}"))
-    runner = dispatch._EmbeddedRunner(reconcile_seconds=0.2)
+    runner = embedded.EmbeddedRunner(reconcile_seconds=0.2)
     request.addfinalizer(runner.stop)
 
     runner.submit(5, [])

@@ -8,7 +8,7 @@ import time
 import pytest
 from django.db import transaction
 
-from aggregation import dispatch
+from aggregation import embedded
 from aggregation.models import ProjectAggregate
 from aggregation.selectors import figures_staleness
 from projects.services import project_update
@@ -21,8 +21,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_the_thread_recomputes_after_a_settings_change(settings, monkeypatch, request):
     project = _project(UserFactory(username="embedded-lead"))
     assert ProjectAggregate.objects.get(project=project).suggestions["handoff"]["eligible"] is False
-    runner = dispatch._EmbeddedRunner(reconcile_seconds=None)
-    monkeypatch.setattr(dispatch, "_embedded_runner", runner)
+    runner = embedded.EmbeddedRunner(reconcile_seconds=None)
+    monkeypatch.setattr(embedded, "runner", runner)
     request.addfinalizer(runner.stop)
     settings.AGGREGATION_IN_THREAD = True
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -14,14 +13,11 @@ from annotation.models import Annotation, AnnotationRevision
 from projects.imports.items import items_import
 from projects.models import Item, Membership, Project
 from projects.services import project_create
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared/data" / "summarize_from_feedback" / "batch13.json"
-
-pytestmark = pytest.mark.skipif(not DATA.is_file(), reason=f"the shared data set is not here ({DATA.name} missing)")
+from tests.data import comparisons as data_comparisons
 
 
 def _comparisons() -> list[dict]:
-    return [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return data_comparisons("batch13")
 
 
 def _item_id(row: dict) -> str:

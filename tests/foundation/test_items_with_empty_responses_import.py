@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
 
 from projects.imports.items import ImportRejected, items_import
 from projects.models import Item, Response
+from tests.data import comparisons
 from tests.factories import ProjectFactory
-
-CNNDM = Path(__file__).resolve().parents[2].parent / "shared/data" / "summarize_from_feedback" / "batch0_cnndm.json"
 
 
 @pytest.fixture
@@ -60,9 +58,8 @@ def test_an_empty_prompt_or_a_missing_text_is_still_refused(empty_project):
     assert not Item.objects.filter(project=empty_project).exists()
 
 
-@pytest.mark.skipif(not CNNDM.is_file(), reason=f"the shared data set is not here ({CNNDM.name} missing)")
 def test_cnn_dailymail_comparisons_with_empty_summaries_import_whole(empty_project):
-    rows = [json.loads(line) for line in CNNDM.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = comparisons("batch0_cnndm")
     items = {}
     for row in rows:
         texts = "\x1f".join(s["text"] for s in row["summaries"])

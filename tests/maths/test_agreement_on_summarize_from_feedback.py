@@ -7,30 +7,19 @@ Checked against straightforward loops written here and against the `krippendorff
 from __future__ import annotations
 
 import itertools
-import json
 from collections import defaultdict
-from pathlib import Path
 
 import krippendorff
 import numpy as np
 import pytest
 
 from aggregation.maths import agreement
-
-# tests/maths/<this file> → parents[2] is the repository, parents[3] the folder beside it holding shared data.
-DATA = Path(__file__).resolve().parents[3] / "shared/data/summarize_from_feedback/batch13.json"
-
-pytestmark = pytest.mark.skipif(
-    not DATA.exists(),
-    reason=f"real preference data not found at ../shared/data ({DATA.name}); nothing to check",
-)
+from tests.data import comparisons
 
 
 @pytest.fixture(scope="module")
 def rows() -> list[dict]:
-    # JSON Lines despite the .json name: one comparison per line.
-    with DATA.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return comparisons("batch13")
 
 
 @pytest.fixture(scope="module")

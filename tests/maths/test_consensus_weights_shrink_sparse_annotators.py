@@ -5,16 +5,11 @@ summarize-from-feedback batch 13 (27 workers with 10 to 114 labels)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from aggregation.maths import agreement, weights
-
-# tests/maths/<this file> → parents[2] is the repository, parents[3] the folder beside it holding shared data.
-DATA = Path(__file__).resolve().parents[3] / "shared/data/summarize_from_feedback/batch13.json"
+from tests.data import comparisons
 
 
 def _as_ifs(signed: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -80,10 +75,7 @@ def test_prior_items_must_not_be_negative() -> None:
 
 @pytest.fixture(scope="module")
 def batch13() -> dict[str, np.ndarray]:
-    if not DATA.exists():
-        pytest.skip(f"real preference data not found at ../shared/data ({DATA.name}); nothing to check")
-    with DATA.open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle if line.strip()]
+    rows = comparisons("batch13")
     posts, workers = [r["info"]["id"] for r in rows], [r["worker"] for r in rows]
     choice, present, _, _ = agreement.units_by_coders(posts, workers, [r["choice"] for r in rows])
     confidence, _, _, _ = agreement.units_by_coders(posts, workers, [r["extra"]["confidence"] for r in rows])

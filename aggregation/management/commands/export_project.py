@@ -64,7 +64,11 @@ class Command(BaseCommand):
                 total=export_count(project=project, options=export), unit=unit, desc=f"exporting {export.format}"
             ) as bar,
         ):
-            for line in export_lines(project=project, options=export, on_unit=lambda: bar.update(1)):
+
+            def on_unit() -> None:
+                bar.update(1)
+
+            for line in export_lines(project=project, options=export, on_unit=on_unit):
                 handle.write(line)
                 written += 1
         card = output.with_name("README.md")

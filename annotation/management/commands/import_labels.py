@@ -56,17 +56,21 @@ class Command(BaseCommand):
                     self._rejected(exc)
             self._report(result)
             return
-        with path.open(encoding="utf-8") as handle:
-            total = sum(1 for _ in handle)
-        with path.open(encoding="utf-8") as handle, tqdm(total=total, unit="row", desc="importing labels") as bar:
+        with path.open(encoding="utf-8") as text:
+            total = sum(1 for _ in text)
+        with path.open(encoding="utf-8") as text, tqdm(total=total, unit="row", desc="importing labels") as bar:
+
+            def progress(done: int) -> None:
+                bar.update(max(0, done - bar.n))
+
             try:
                 result = labels_import(
                     project=project,
-                    lines=handle,
+                    lines=text,
                     skip_invalid=options["skip_invalid"],
                     allow_members=options["allow_members"],
                     allow_leads=options["allow_leads"],
-                    progress=lambda done: bar.update(max(0, done - bar.n)),
+                    progress=progress,
                 )
             except ImportRejected as exc:
                 bar.close()
