@@ -1,0 +1,91 @@
+"""Coverage of every reported 95 % interval when a figure rests on 20 items: the small-project regime.
+
+The projects are those of :mod:`tests.maths.interval_simulation` (items of known type, 2-5 correlated labels per
+item, an LLM of known accuracy, copying on shown items) with the sizes fixed rather than drawn: 40 items, the first
+20 blind and the other 20 shown, gold on the 20 blind items. So blind agreement, shown agreement, model vs gold and
+each human-human figure rest on exactly 20 items, the anchoring gap on 20 + 20, and the cross-mode figures
+(pairwise shares, Krippendorff's α) are computed on the 20 blind items. Two agreement levels: moderate (blind
+≈ 0.66) and near the handoff threshold (blind ≈ 0.91), where the proportion intervals over-covered.
+
+``.venv/bin/python -m tests.maths.small_project_simulation --runs 1000`` prints the coverage table (the README keeps
+it); ``--items`` changes the 20.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from tests.maths.interval_simulation import NAMES, SCENARIOS, Simulation, coverage, project, simulate, truths
+
+ITEMS = 20
+
+
+def simulate_fixed(scenario_name: str, runs: int, items: int = ITEMS, seed: int = 0) -> Simulation:
+    """``runs`` projects of 2 × ``items`` items: the first half blind (with gold), the second shown."""
+    base = SCENARIOS[scenario_name]
+    scenario = dataclasses.replace(
+        base, n_projects=runs, items=(2 * items, 2 * items), gold_rate=1.0, seed=base.seed * 1000 + items + seed
+    )
+    sim = simulate(scenario)
+    # Replace the random blind draw by a fixed half, and redraw copying on the shown half to match.
+    rng = np.random.default_rng(scenario.seed + 1)
+    blind = np.zeros_like(sim.blind)
+    blind[:, :items] = True
+    copies = (~blind)[..., None] & (rng.random(sim.human.shape) < scenario.copy)
+    human = np.where(copies, sim.llm[..., None], sim.own)
+    gold = np.where(blind, sim.gold, 0.0)
+    return dataclasses.replace(sim, blind=blind, human=human, gold=gold)
+
+
+def reported_intervals(sim: Simulation, items: int = ITEMS) -> dict[str, list[tuple[float, float] | None]]:
+    """Each project's intervals as the project figures compute them (None where a figure is withheld)."""
+    from aggregation.maths import agreement, comparisons
+
+    def shown_figure(estimate: agreement.Estimate) -> tuple[float, float] | None:
+        return None if comparisons.figure(estimate)["value"] is None else estimate.ci
+
+    out: dict[str, list[tuple[float, float] | None]] = {name: [] for name in NAMES}
+    for i in range(sim.scenario.n_projects):
+        pr = project(sim, i)
+        out["blind"].append(shown_figure(comparisons.agreement_estimate(pr.blind_matches, pr.blind_items)))
+        out["shown"].append(shown_figure(comparisons.agreement_estimate(pr.shown_matches, pr.shown_items)))
+        out["gold"].append(shown_figure(comparisons.agreement_estimate(pr.gold_matches, pr.gold_items)))
+        gap = comparisons.anchoring_gap(pr.shown_matches, pr.shown_items, pr.blind_matches, pr.blind_items)
+        out["gap"].append(gap.ci)
+        for side, labels in (("blind", pr.blind_labels), ("shown", pr.shown_labels)):
+            pairs = agreement.pairwise_agreement(labels, ~np.isnan(labels), with_ties=True, interval=True)
+            out[f"human_human_{side}"].append(shown_figure(pairs))
+        signed = pr.signed[:items]
+        figures = agreement.cross_mode_agreement(signed, ~np.isnan(signed), tie_band=sim.scenario.tie_band)
+        for name in ("pairwise_with_ties", "pairwise_without_ties", "alpha_nominal", "alpha_interval"):
+            out[name].append(figures[name].ci)
+    return out
+
+
+def table(scenario_name: str, runs: int, items: int = ITEMS, seed: int = 0) -> dict[str, Any]:
+    sim = simulate_fixed(scenario_name, runs, items, seed)
+    return coverage(reported_intervals(sim, items), truths(sim.scenario))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--items", type=int, default=ITEMS)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    for name in ("moderate", "near_threshold"):
+        truth = truths(SCENARIOS[name])
+        print(f"{name}: {args.runs} projects, {args.items} items per figure")
+        for figure, row in table(name, args.runs, args.items, args.seed).items():
+            print(
+                f"  {figure:24s} truth {truth[figure]:.3f}  coverage {row['coverage']:.3f}"
+                f"  reported {row['reported']}/{row['of']}  mean width {row['mean_width']:.3f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
