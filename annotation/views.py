@@ -302,7 +302,6 @@ def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) ->
     )
 
 
-@participant_open
 @login_required
 @require_GET
 def annotate_done(request: AnnotatorRequest, project_id: int) -> HttpResponse:
@@ -313,6 +312,7 @@ def annotate_done(request: AnnotatorRequest, project_id: int) -> HttpResponse:
     return render(request, template, context)
 
 
+@participant_open
 @login_required
 @require_GET
 def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpResponse:

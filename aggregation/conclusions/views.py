@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 from aggregation.conclusions.selectors import SAMPLES, Sample, conclusions_get_for_lead
 from aggregation.figures import svg
 from annotation.studies.views import csv_lines
+from config.input_limits import whole_number
 
 CSV_COLUMNS = ("table", "source", "figure", "model", "opponent", "value", "ci_low", "ci_high", "n", "method", "extra")
 
@@ -32,9 +33,10 @@ def _query(params: QueryDict) -> tuple[int | None, Sample]:
     sample = params.get("sample") or "blind"
     if sample not in SAMPLES:
         raise Http404("No such sample.")
-    if criterion is not None and not criterion.isdigit():
+    criterion_id = whole_number(criterion) if criterion is not None else None
+    if criterion is not None and criterion_id is None:
         raise Http404("No such criterion.")
-    return (int(criterion) if criterion else None), sample
+    return criterion_id, sample
 
 
 def leaderboard_plot(figures: dict[str, Any]) -> str:
@@ -186,14 +188,15 @@ class ConclusionsApi(APIView):
         output = params.get("format") or "json"
         if sample not in SAMPLES:
             raise ValidationError({"sample": f"One of {', '.join(SAMPLES)}."})
-        if criterion is not None and not criterion.isdigit():
+        criterion_id = whole_number(criterion) if criterion is not None else None
+        if criterion is not None and criterion_id is None:
             raise ValidationError({"criterion": "A criterion id."})
         if output not in ("json", "csv"):
             raise ValidationError({"format": "json or csv."})
         project, figures = conclusions_get_for_lead(
             user=request.user,
             project_id=project_id,
-            criterion_id=int(criterion) if criterion else None,
+            criterion_id=criterion_id,
             sample=sample,
         )
         if output == "csv":

@@ -96,6 +96,7 @@ def shared_world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterat
             "annotation_id": built["own"],
             "link_id": built["link"],
             "note_id": flag.pk,
+            "identity_id": built["identity"],
             "token": StudyLink.objects.get(pk=built["link"]).token,
             "plot": next(iter(PLOTS)),
         }

@@ -111,6 +111,7 @@ def study_world(django_db_setup, django_db_blocker) -> Iterator[dict[str, Any]]:
             "link_id": link.pk,
             "job_id": 1,
             "note_id": 1,
+            "identity_id": 1,
             "annotation_id": annotation.pk,
             "id": annotation.pk,
             "content_type_id": 1,

@@ -68,7 +68,7 @@ def test_ultrafeedback_columns_never_reach_annotators(
     page = annotator_client.get(f"/api/projects/{binary_project.pk}/items/").json()
     (item,) = page["results"]
     seen = str(item)
-    assert item["metadata"] == {}
+    assert item.get("metadata", {}) == {}  # annotators get prompt and responses only
     assert "score_chosen" not in seen
     assert "messages" not in seen
     assert sorted(r["text"] for r in item["responses"]) == ["Eight.", "Six, like all insects."]
@@ -107,5 +107,5 @@ def test_commands_take_the_scheme_and_the_scale(capsys):
     call_command("import_labels", "llm-preference", str(REAL / "potato_llm_preference_annotations.jsonl"),
                  "--format", "potato", "--scheme", "overall_preference", "--scale", "1..6")  # fmt: skip
 
-    assert snapshot(project) == (10, 3)
+    assert snapshot(project) == (3, 3)
     assert "3 labels imported" in capsys.readouterr().out
