@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.imports.identities import imported_annotator_link
+from config.input_limits import SafeJSONParser
 from projects.imports.selectors import identity_get_for_lead, imported_annotators_for_lead
 from projects.models import ImportedAnnotator
 
@@ -48,7 +48,7 @@ class ImportedAnnotatorListApi(APIView):
 
 
 class ImportedAnnotatorLinkApi(APIView):
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
     @extend_schema(
         request=LinkSerializer,
