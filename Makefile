@@ -12,7 +12,7 @@ TYPED := $(wildcard */services.py */selectors.py */tasks.py) projects/imports/it
 	annotation/imports/formats.py client/penumbra_client/client.py client/penumbra_client/errors.py client/penumbra_client/types.py \
 	annotation/imports/labels.py annotation/judgment.py annotation/imports/tasks.py \
 	aggregation/maths/ifs.py aggregation/maths/agreement.py aggregation/maths/intervals.py aggregation/maths/weights.py aggregation/maths/comparisons.py \
-	aggregation/maths/sampling.py aggregation/maths/accuracy.py aggregation/maths/certification.py aggregation/maths/dataset_card.py \
+	aggregation/maths/minimums.py aggregation/maths/sampling.py aggregation/maths/accuracy.py aggregation/maths/certification.py aggregation/maths/dataset_card.py \
 	suggestions/llm.py suggestions/figures.py suggestions/handoff.py suggestions/receivers.py \
 	suggestions/models.py aggregation/cards.py suggestions/requests.py suggestions/certification.py \
 	suggestions/rubber_stamp.py annotation/resolution_services.py annotation/request_selectors.py aggregation/exports/card.py \
