@@ -126,6 +126,7 @@ def _agreement_context(dashboard: Dashboard) -> dict[str, Any]:
             for r in rows
         ],
         title="Agreement figures with 95 % intervals",
+        x_label="agreement (1 = full; α 0 = chance)",
         low=axis_low,
         high=1.0,
         reference=0.0 if axis_low < 0 else None,
