@@ -35,7 +35,8 @@ STALE_NEW_LABELS = "new_labels"
 STALE_SETTINGS = "settings_changed"
 STALE_REASONS = {
     STALE_NEW_LABELS: "new labels: recomputing",
-    STALE_SETTINGS: "stale: recomputing after a settings change",
+    # Gold bumps the settings version too (annotation.notes.services.item_gold_set), so the words name both.
+    STALE_SETTINGS: "stale: recomputing after a change to the settings or gold",
 }
 
 
@@ -57,6 +58,11 @@ class Staleness:
     @property
     def new_labels(self) -> bool:
         return STALE_NEW_LABELS in self.reasons
+
+    @property
+    def reason_settings(self) -> str:
+        """The settings badge's words (one text with the API's and the export header's)."""
+        return STALE_REASONS[STALE_SETTINGS]
 
     @property
     def reason(self) -> str | None:
