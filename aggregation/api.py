@@ -22,6 +22,7 @@ from aggregation.exports.card import export_card
 from aggregation.exports.options import FORMATS, MAX_MIN_ANNOTATORS, PAIRS, TIES, ExportOptions
 from aggregation.exports.stream import export_filename, export_lines
 from aggregation.exports.tasks import export_job_start
+from aggregation.maths import minimums
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
 from aggregation.selectors import (
     Staleness,
@@ -74,7 +75,7 @@ def stats_for(aggregate: ProjectAggregate | None, staleness: Staleness | None = 
         "stale": staleness.stale,
         "stale_reasons": list(staleness.reasons),
         "stale_reason": staleness.reason,
-        "agreement": {name: _figure(agreement.get(name)) for name in AGREEMENT_FIGURES},
+        "agreement": {name: _figure(minimums.agreement_shown(agreement.get(name))) for name in AGREEMENT_FIGURES},
         "blind": {"agreement": _figure((suggestions.get("blind") or {}).get("agreement"))},
         "shown": {"agreement": _figure((suggestions.get("shown") or {}).get("agreement"))},
         "gold": {"agreement": _figure((suggestions.get("gold") or {}).get("agreement"))},
@@ -182,12 +183,19 @@ class ItemAggregateSerializer(serializers.ModelSerializer):
 
 class AnnotatorAggregateSerializer(serializers.ModelSerializer):
     annotator = serializers.CharField(source="annotator.username")
+    weight = serializers.FloatField(allow_null=True)
+    weight_reason = serializers.CharField(
+        allow_null=True,
+        help_text="Null when the weight is shown; else what it needs (weight, agreement and consensus weight are null "
+        "until then: see the minimums in the README).",
+    )
 
     class Meta:
         model = AnnotatorAggregate
         fields = [
             "annotator",
             "weight",
+            "weight_reason",
             "consistency",
             "expertise",
             "agreement",

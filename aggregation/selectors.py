@@ -15,6 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
 from django.http import Http404
 
+from aggregation.maths import minimums
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from annotation.models import Annotation, JudgmentValue
 from projects.models import TIE, Criterion, Item, Job, Membership, Project
@@ -34,7 +35,8 @@ STALE_NEW_LABELS = "new_labels"
 STALE_SETTINGS = "settings_changed"
 STALE_REASONS = {
     STALE_NEW_LABELS: "new labels: recomputing",
-    STALE_SETTINGS: "stale: recomputing after a settings change",
+    # Gold bumps the settings version too (annotation.notes.services.item_gold_set), so the words name both.
+    STALE_SETTINGS: "stale: recomputing after a change to the settings or gold",
 }
 
 
@@ -56,6 +58,11 @@ class Staleness:
     @property
     def new_labels(self) -> bool:
         return STALE_NEW_LABELS in self.reasons
+
+    @property
+    def reason_settings(self) -> str:
+        """The settings badge's words (one text with the API's and the export header's)."""
+        return STALE_REASONS[STALE_SETTINGS]
 
     @property
     def reason(self) -> str | None:
@@ -184,8 +191,9 @@ def dashboard_get(*, user: AnyUser, project_id: int) -> Dashboard:
     project = project_get_for_lead(user=user, project_id=project_id)
     aggregate = ProjectAggregate.objects.filter(project=project).first()
     members = list(Membership.objects.filter(project=project).select_related("user").order_by("role", "user__username"))
-    annotator_aggregates = list(
-        AnnotatorAggregate.objects.filter(project=project).select_related("annotator").order_by("-weight", "id")
+    annotator_aggregates = annotator_figures_withheld(
+        list(AnnotatorAggregate.objects.filter(project=project).select_related("annotator").order_by("-weight", "id")),
+        agreement=aggregate.agreement if aggregate else None,
     )
     staleness = figures_staleness(project=project, aggregate=aggregate)
     return Dashboard(
@@ -294,7 +302,27 @@ def item_aggregates_for_lead(
     return rows
 
 
-def annotator_aggregates_for_lead(*, user: AnyUser, project_id: int) -> QuerySet[AnnotatorAggregate]:
-    """The project's annotators' figures, heaviest weight first."""
+def annotator_figures_withheld(rows: list[AnnotatorAggregate], *, agreement: Any) -> list[AnnotatorAggregate]:
+    """The rows with ``weight_reason`` set, and the weight and the parts that compare annotators (agreement,
+    consensus weight) set to None in memory, where the data cannot support them yet (aggregation.maths.minimums).
+    Nothing is saved: the next recompute's rows are read the same way."""
+    stored = _as_dict(agreement).get("pairwise_with_ties")
+    overlap = minimums.overlap_items_of(stored if isinstance(stored, dict) else None)
+    for row in rows:
+        reason = minimums.weight_needs(row.n_labels, overlap, len(rows))
+        row.weight_reason = reason  # type: ignore[attr-defined]
+        if reason is not None:
+            row.weight = None  # type: ignore[assignment]
+            row.agreement = None
+            row.consensus_weight = None
+    return rows
+
+
+def annotator_aggregates_for_lead(*, user: AnyUser, project_id: int) -> list[AnnotatorAggregate]:
+    """The project's annotators' figures, heaviest weight first, with what the data cannot support withheld."""
     project = project_get_for_lead(user=user, project_id=project_id)
-    return AnnotatorAggregate.objects.filter(project=project).select_related("annotator").order_by("-weight")
+    aggregate = ProjectAggregate.objects.filter(project=project).only("agreement").first()
+    return annotator_figures_withheld(
+        list(AnnotatorAggregate.objects.filter(project=project).select_related("annotator").order_by("-weight")),
+        agreement=aggregate.agreement if aggregate else None,
+    )

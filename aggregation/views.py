@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods
 from aggregation.cards import dashboard_card
 from aggregation.figures import svg
 from aggregation.forms import CriteriaForm, MemberAddForm, ProjectSettingsForm
+from aggregation.maths import minimums
 from aggregation.selectors import Dashboard, dashboard_get, item_review_get, response_name, settings_get
 from annotation.notes.selectors import item_notes_for_lead, open_flags_for_lead
 from annotation.selectors import markdown_render
@@ -35,7 +36,20 @@ AGREEMENT_FIGURES = (
     ("ifs", "IFS agreement"),
 )
 # Keys of an agreement-over-time point that place it on the x axis rather than being a series.
-_TIME_KEYS = ("date", "day", "at", "t", "time", "bucket", "labels", "labels_done", "n_labels", "n", "x")
+_TIME_KEYS = (
+    "date",
+    "day",
+    "at",
+    "t",
+    "time",
+    "bucket",
+    "labels",
+    "labels_done",
+    "n_labels",
+    "n",
+    "x",
+    "overlap_items",
+)
 
 
 def _number(value: Any) -> float | None:
@@ -83,12 +97,20 @@ def figure_missing_reason(key: str, row: dict[str, Any], *, project: Any, stored
 
 def _agreement_context(dashboard: Dashboard) -> dict[str, Any]:
     stored = dashboard.agreement
-    rows = [{"key": key, "label": label, **figure(stored.get(key))} for key, label in AGREEMENT_FIGURES]
+    shown = {key: minimums.agreement_shown(_dict(stored.get(key))) for key, _ in AGREEMENT_FIGURES}
+    rows = [{"key": key, "label": label, **figure(shown[key])} for key, label in AGREEMENT_FIGURES]
     for row in rows:
+        withheld = shown[row["key"]].get("reason")
         row["missing"] = (
             None
             if row["computed"]
-            else figure_missing_reason(row["key"], row, project=dashboard.project, stored=stored)
+            else (
+                "needs IFS slider labels (this project labels in another mode)"
+                if row["key"] == "ifs" and dashboard.project.mode != "ifs"
+                else withheld
+                if isinstance(withheld, str) and withheld
+                else figure_missing_reason(row["key"], row, project=dashboard.project, stored=stored)
+            )
         )
     lows = [r["low"] if r["low"] is not None else r["value"] for r in rows if r["value"] is not None]
     axis_low = max(-1.0, math.floor(min([0.0, *lows]) * 5) / 5)
@@ -104,6 +126,7 @@ def _agreement_context(dashboard: Dashboard) -> dict[str, Any]:
             for r in rows
         ],
         title="Agreement figures with 95 % intervals",
+        x_label="agreement (1 = full; α 0 = chance)",
         low=axis_low,
         high=1.0,
         reference=0.0 if axis_low < 0 else None,
@@ -159,11 +182,17 @@ def _progress_context(dashboard: Dashboard) -> dict[str, Any]:
     }
 
 
+def _point_withheld(point: dict[str, Any]) -> bool:
+    """A day before the overlap supports agreement is drawn without values, as the figures are withheld (a point
+    stored without its overlap counts as none, like a figure)."""
+    return minimums.agreement_needs(minimums.overlap_items_of({"items": point.get("overlap_items")})) is not None
+
+
 def _over_time_has_values(points: Any) -> bool:
     return isinstance(points, list) and any(
         _number(_dict(raw).get("value") if isinstance(raw, dict) else raw) is not None
         for point in points
-        if isinstance(point, dict)
+        if isinstance(point, dict) and not _point_withheld(point)
         for key, raw in point.items()
         if key not in _TIME_KEYS
     )
@@ -179,10 +208,11 @@ def _over_time_chart(points: Any) -> str:
         if not isinstance(point, dict):
             continue
         x_labels.append(str(next((point[k] for k in _TIME_KEYS if k in point), index + 1)))
+        withheld = _point_withheld(point)
         for key, raw in point.items():
             if key in _TIME_KEYS:
                 continue
-            value = _number(raw.get("value")) if isinstance(raw, dict) else _number(raw)
+            value = None if withheld else _number(raw.get("value")) if isinstance(raw, dict) else _number(raw)
             series.setdefault(key, []).append((float(index), value))
     labels = dict(AGREEMENT_FIGURES)
     return svg.line_chart(
@@ -228,7 +258,8 @@ def _plots_context(dashboard: Dashboard) -> dict[str, Any]:
             edges=edges, counts=counts, title=f"Hesitation π for {name}", x_label="hesitation π = 1 − μ − ν"
         )
         histograms.append({"criterion": name, "svg": mark_safe(chart)})
-    aggregates = dashboard.annotator_aggregates
+    # Only the weights the data supports (aggregation.maths.minimums); the others say what they need instead.
+    aggregates = [a for a in dashboard.annotator_aggregates if a.weight is not None]
     weights = svg.bar_chart(
         labels=[a.annotator.get_username() for a in aggregates],
         values=[a.weight for a in aggregates],
@@ -238,11 +269,22 @@ def _plots_context(dashboard: Dashboard) -> dict[str, Any]:
         "plots_computed": bool(plots),
         "histograms": histograms,
         "over_time_svg": mark_safe(_over_time_chart(plots.get("agreement_over_time"))),
-        "over_time_missing": None if _over_time_has_values(plots.get("agreement_over_time")) else NEEDS_OVERLAP,
+        "over_time_missing": (
+            None
+            if _over_time_has_values(plots.get("agreement_over_time"))
+            else minimums.agreement_needs(
+                minimums.overlap_items_of(_dict(dashboard.agreement.get("pairwise_with_ties")))
+            )
+            or NEEDS_OVERLAP
+        ),
         "histograms_missing": (
             "needs IFS slider labels (this project labels in another mode)" if dashboard.project.mode != "ifs" else None
         ),
         "weights_svg": mark_safe(weights),
+        "weights_shown": bool(aggregates),
+        "weights_missing": next(
+            (getattr(a, "weight_reason", None) for a in dashboard.annotator_aggregates if a.weight is None), None
+        ),
     }
 
 

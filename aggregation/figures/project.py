@@ -19,7 +19,7 @@ from django.db.models.functions import TruncDate
 
 from aggregation.figures.judgments import FloatArray, Judgments, optional, signed_preferences
 from aggregation.maths import agreement as agreement_maths
-from aggregation.maths import ifs
+from aggregation.maths import ifs, minimums
 from aggregation.models import AnnotatorAggregate
 from annotation.models import Annotation, Assignment
 from projects.models import PERMILLE, Criterion, Item
@@ -115,6 +115,8 @@ def _agreement_over_time(data: Judgments, s: FloatArray, tie_band: float) -> lis
             {
                 "date": str(d),
                 "n_labels": int(upto.sum()),
+                # Readers withhold the point's figures below aggregation.maths.minimums.MIN_OVERLAP_ITEMS.
+                "overlap_items": int((known.sum(axis=1) >= minimums.MIN_ANNOTATORS).sum()),
                 "alpha_interval": optional(alpha),
                 "pairwise_with_ties": pairwise.value,
                 "ifs": ifs_value,
@@ -201,11 +203,16 @@ def project_figures_compute(data: Judgments) -> tuple[dict[str, Any], dict[str, 
     tie_band = settings.tie_tolerance / 2.0
     seed = int(settings.seed) % (2**32)
     figures = agreement_maths.cross_mode_agreement(np.where(known, s, 0.0), known, tie_band=tie_band)
-    agreement: dict[str, Any] = {name: estimate.as_dict() for name, estimate in figures.items()}
+    # Stored with each figure so every reader withholds it by the same rule (aggregation.maths.minimums), and the
+    # figure itself stays exact for whoever computes on it.
+    overlap = int((known.sum(axis=1) >= minimums.MIN_ANNOTATORS).sum())
+    agreement: dict[str, Any] = {name: {**estimate.as_dict(), "items": overlap} for name, estimate in figures.items()}
     if data.present.any():
-        agreement["ifs"] = _mean_with_ci(ifs.ifs_agreement(data.mu, data.nu, data.present), seed)
+        ifs_figure = _mean_with_ci(ifs.ifs_agreement(data.mu, data.nu, data.present), seed)
+        # The mean runs over the items with a per-item IFS agreement, i.e. those two or more people labelled.
+        agreement["ifs"] = {**ifs_figure, "items": ifs_figure["n"]}
     else:
-        agreement["ifs"] = {"value": None, "n": 0, "ci": None}
+        agreement["ifs"] = {"value": None, "n": 0, "ci": None, "items": 0}
     plots = {
         "hesitation": _hesitation_histograms(data),
         "agreement_over_time": _agreement_over_time(data, s, tie_band),

@@ -22,6 +22,18 @@ PAD_LEFT = 44
 PAD_RIGHT = 12
 PAD_TOP = 10
 PAD_BOTTOM = 34
+#: The charts' text size, also set on the root so a downloaded SVG (without the stylesheet) lays out as on the page.
+FONT_SIZE = 12
+#: Width of a character as a share of the font size: generous for a proportional sans-serif, so text laid out by
+#: this estimate stays inside the view box.
+CHAR_WIDTH = 0.62
+#: Widest row-label column of an interval plot; the plot keeps the rest.
+MAX_LABEL_WIDTH = 250
+
+
+def text_width(text: str, font_size: float = FONT_SIZE + 0.5) -> float:
+    """An upper estimate of the drawn width of ``text`` (row labels are 12.5 px in the stylesheet)."""
+    return len(text) * font_size * CHAR_WIDTH
 
 
 def _num(x: float) -> str:
@@ -48,7 +60,7 @@ def _finite(x: float | None) -> TypeGuard[float]:
 def _open(title: str, desc: str, height: int, css_class: str) -> tuple[str, str]:
     uid = f"chart{next(_ids)}"
     head = (
-        f'<svg class="chart {escape(css_class)}" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'<svg class="chart {escape(css_class)}" viewBox="0 0 {WIDTH} {height}" font-size="{FONT_SIZE}" role="img" '
         f'aria-labelledby="{uid}-t {uid}-d" xmlns="http://www.w3.org/2000/svg" preserveAspectRatio="xMidYMid meet">'
         f'<title id="{uid}-t">{escape(title)}</title><desc id="{uid}-d">{escape(desc)}</desc>'
     )
@@ -178,17 +190,21 @@ def interval_plot(
     high: float = 1.0,
     reference: float | None = None,
     row_height: int = 30,
+    x_label: str = "",
+    y_label: str = "",
 ) -> str:
     """A forest plot: one row per figure, a dot at the value and whiskers to its interval.
 
-    Rows without a value are listed with "not computed" so the reader sees what is missing.
+    Rows without a value are listed with "not computed" so the reader sees what is missing. ``x_label`` names the
+    value axis with its unit, ``y_label`` what the rows are (both drawn as ``chart-axis-label``). An interval that
+    runs past the axis is cut at the edge with an arrowhead there (``chart-cut``, its title gives the true end).
     """
     if not rows:
         return _empty(title, "No figures yet.")
-    label_width = 170
+    label_width = int(min(MAX_LABEL_WIDTH, max(170, max(text_width(r.label) for r in rows) + 16)))
     left, right = label_width, WIDTH - PAD_RIGHT - 8
-    top = PAD_TOP
-    height = top + row_height * len(rows) + 26
+    top = PAD_TOP + (18 if y_label else 0)
+    height = top + row_height * len(rows) + 26 + (18 if x_label else 0)
     span = (high - low) or 1.0
 
     def x(value: float) -> float:
@@ -220,9 +236,12 @@ def interval_plot(
         )
     for index, row in enumerate(rows):
         y = top + row_height * index + row_height / 2
+        label = row.label
+        while len(label) > 1 and text_width(label) > label_width - 14:
+            label = label[:-2] + "…"  # never past the view box's left edge; the full label is in the title
         parts.append(
             f'<text class="chart-row-label" x="{label_width - 10}" y="{_num(y + 4)}" text-anchor="end">'
-            f"{escape(row.label)}</text>"
+            f"{escape(label)}<title>{escape(row.label)}</title></text>"
         )
         if not _finite(row.value):
             parts.append(
@@ -239,6 +258,13 @@ def interval_plot(
                 f'<line class="chart-whisker" x1="{_num(x_high)}" x2="{_num(x_high)}" y1="{_num(y - 5)}" '
                 f'y2="{_num(y + 5)}"/>'
             )
+            for end, edge, sign in ((row.low, low, -1), (row.high, high, 1)):
+                if (end - edge) * sign > 1e-12:
+                    arrow_x = x(edge)
+                    parts.append(
+                        f'<path class="chart-cut" d="M{_num(arrow_x)},{_num(y)} l{_num(-7 * sign)},-5 v10 z">'
+                        f"<title>The interval runs on to {escape(_label(end))}, past the axis.</title></path>"
+                    )
         tip = f"{row.label}: {_label(row.value)}"
         if _finite(row.low) and _finite(row.high):
             tip += f" (95 % interval {_label(row.low)} to {_label(row.high)})"
@@ -248,7 +274,24 @@ def interval_plot(
             f'<circle class="chart-dot" cx="{_num(x(row.value))}" cy="{_num(y)}" r="5"><title>{escape(tip)}</title>'
             "</circle>"
         )
+    parts.append(_axis_labels(x_label=x_label, y_label=y_label, x_centre=(left + right) / 2, bottom=height - 4))
     parts.append(tail)
+    return "".join(parts)
+
+
+def _axis_labels(*, x_label: str, y_label: str, x_centre: float, bottom: float) -> str:
+    """The x axis's name under the ticks and the y axis's above the plot, left-aligned (horizontal, so it reads
+    without tilting the head and its extent is easy to keep inside the view box)."""
+    parts = []
+    if x_label:
+        half = text_width(x_label, FONT_SIZE) / 2
+        x_centre = min(max(x_centre, half + 4), WIDTH - half - 4)  # centred under the plot while it fits
+        parts.append(
+            f'<text class="chart-axis-label chart-x-label" x="{_num(x_centre)}" y="{_num(bottom)}" '
+            f'text-anchor="middle">{escape(x_label)}</text>'
+        )
+    if y_label:
+        parts.append(f'<text class="chart-axis-label chart-y-label" x="4" y="{PAD_TOP + 6}">{escape(y_label)}</text>')
     return "".join(parts)
 
 
@@ -316,8 +359,11 @@ def line_chart(
     low: float = 0.0,
     high: float = 1.0,
     height: int = 220,
+    x_label: str = "",
+    y_label: str = "",
 ) -> str:
-    """Lines over a shared x axis (points are (x, y); y None breaks the line). ``x_labels`` mark first and last x."""
+    """Lines over a shared x axis (points are (x, y); y None breaks the line). ``x_labels`` mark first and last x;
+    ``x_label`` and ``y_label`` name the axes with their units."""
     drawn = [s for s in series if any(_finite(y) for _, y in s.points)]
     if not drawn:
         return _empty(title, "Not enough labels over time yet.")
@@ -326,7 +372,8 @@ def line_chart(
     x0, x1 = min(xs), max(xs)
     x_span = (x1 - x0) or 1.0
     y_span = (high - low) or 1.0
-    top, bottom = PAD_TOP, height - PAD_BOTTOM - 14
+    height += (18 if x_label else 0) + (18 if y_label else 0)
+    top, bottom = PAD_TOP + (18 if y_label else 0), height - PAD_BOTTOM - 14 - (18 if x_label else 0)
     plot_width = WIDTH - PAD_LEFT - PAD_RIGHT
 
     def px(value: float) -> float:
@@ -375,5 +422,8 @@ def line_chart(
             f'<text class="chart-tick" x="{WIDTH - PAD_RIGHT}" y="{bottom + 14}" text-anchor="end">'
             f"{escape(x_labels[-1])}</text>"
         )
+    if x_label:
+        parts.append(_axis_labels(x_label=x_label, y_label="", x_centre=PAD_LEFT + plot_width / 2, bottom=bottom + 30))
+    parts.append(_axis_labels(x_label="", y_label=y_label, x_centre=0, bottom=0))
     parts.append(tail)
     return "".join(parts)

@@ -30,12 +30,13 @@ from numpy.typing import ArrayLike
 
 from aggregation.maths.agreement import Estimate
 from aggregation.maths.intervals import cluster_difference_interval, cluster_proportion_interval
+from aggregation.maths.minimums import MIN_COMPARISONS
 
 HandoffRule = Literal["point", "lower_bound"]
 MINIMUM_GAP_COMPARISONS = 5
 #: Below this many comparisons a figure is withheld ("needs 5 comparisons"): a share of 1 or 2 comparisons, with an
 #: interval, looks precise and is noise.
-MINIMUM_COMPARISONS = 5
+MINIMUM_COMPARISONS = MIN_COMPARISONS
 
 
 def _z(level: float) -> float:

@@ -279,19 +279,36 @@ def report_plot(report: dict[str, Any], name: str) -> str:
     methods = report["figures"]["methods"]
     if name == "gold_agreement":
         rows = [_interval(e["method"], e["gold_agreement"]) for e in methods]
-        return svg.interval_plot(rows=rows, title="Agreement with gold per method (mean over annotators, 95 %)")
+        return svg.interval_plot(
+            rows=rows,
+            title="Agreement with gold per method (mean over annotators, 95 %)",
+            x_label="share of labels agreeing with gold (0 to 1)",
+            y_label="method",
+        )
     if name == "agreement":
         rows = [
             _interval(f"{e['method']}: {SHORT_FIGURES[figure]}", e["agreement"][figure])
             for e in methods
             for figure in ("alpha_interval", "alpha_nominal", "pairwise_without_ties")
         ]
-        return svg.interval_plot(rows=rows, title="Agreement on the common scale per method (95 %)", low=-0.2)
+        return svg.interval_plot(
+            rows=rows,
+            title="Agreement on the common scale per method (95 %)",
+            low=-0.2,
+            x_label="α, or share of agreeing pairs (1 = full)",
+            y_label="method: figure",
+        )
     if name == "time":
         rows = [_interval(e["method"], e["seconds_per_item"]) for e in methods]
         values = [r.high if r.high is not None else r.value for r in rows]
         high = max([v for v in values if v is not None] + [1.0])
-        return svg.interval_plot(rows=rows, title="Seconds per item per method (95 %)", high=float(high) * 1.1)
+        return svg.interval_plot(
+            rows=rows,
+            title="Seconds per item per method (95 %)",
+            high=float(high) * 1.1,
+            x_label="time per item (seconds)",
+            y_label="method",
+        )
     if name == "paired":
         rows = [
             _interval(f"{r['second']} − {r['first']}: {SHORT_FIGURES[r['figure']]}", r)
@@ -299,13 +316,30 @@ def report_plot(report: dict[str, Any], name: str) -> str:
             if r["figure"] != "seconds_per_item"
         ]
         return svg.interval_plot(
-            rows=rows, title="Paired differences within annotators (95 %)", low=-0.5, high=0.5, reference=0.0
+            rows=rows,
+            title="Paired differences within annotators (95 %)",
+            low=-0.5,
+            high=0.5,
+            reference=0.0,
+            x_label="difference of the two methods in the figure's unit (0 = none)",
+            y_label="methods compared: figure",
         )
     if name == "self_consistency":
         rows = [_interval(e["method"], e) for e in report["self_consistency"]["methods"]]
-        return svg.interval_plot(rows=rows, title="Self-consistency per method, from unannounced repeats (95 %)")
+        return svg.interval_plot(
+            rows=rows,
+            title="Self-consistency per method, from unannounced repeats (95 %)",
+            x_label="1 − mean distance to the repeat (0 to 1)",
+            y_label="method",
+        )
     if name == "fatigue":
         bins = report["figures"]["fatigue"]["by_position"]
         series = [svg.Series(name="agreement with gold", points=[(b["from"], b["gold_agreement"]) for b in bins])]
-        return svg.line_chart(series=series, title="Agreement with gold against position in the session")
+        return svg.line_chart(
+            series=series,
+            title="Agreement with gold against position in the session",
+            x_labels=[f"item {b['from']:.0f}" for b in bins],
+            x_label="position in the annotator's session (items)",
+            y_label="share agreeing with gold (0 to 1)",
+        )
     raise KeyError(name)

@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from aggregation.studies.report import FIGURE_COLUMNS, PLOTS, figure_rows, method_study_report, report_plot
-from annotation.studies.selectors import method_study_get_for_lead
+from annotation.studies.selectors import method_study_get_for_lead, study_agreement_shortfall
 from config.csv_safe import csv_lines
 
 
@@ -33,6 +33,7 @@ def method_study_report_page(request: HttpRequest, project_id: int) -> HttpRespo
         labels = report["method_labels"]
         context.update(
             report=report,
+            shortfall=study_agreement_shortfall(study=study),
             methods=[{**entry, "label": labels[entry["method"]]} for entry in report["figures"]["methods"]],
             paired=[
                 {**row, "first_label": labels[row["first"]], "second_label": labels[row["second"]]}

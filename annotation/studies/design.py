@@ -98,6 +98,50 @@ def smallest_block_size(*, n_annotators: int, n_items: int) -> int:
     return max(1, math.ceil(n_items / max(n_annotators, 1)))
 
 
+#: People judging one item under one method before the report can compare them (agreement per method: α, pairwise).
+JUDGES_FOR_AGREEMENT = 2
+
+
+def overlap_block_size(*, n_methods: int, n_annotators: int, n_items: int) -> int | None:
+    """The smallest block size with which every item is judged under every method by JUDGES_FOR_AGREEMENT people,
+    so the report has agreement per method; None when these numbers allow no such design (too few annotators)."""
+    groups = n_annotators // JUDGES_FOR_AGREEMENT
+    if n_methods < 1 or groups < n_methods or n_items < n_methods:
+        return None
+    size = max(1, math.ceil(n_items / groups))
+    return size if math.ceil(n_items / size) >= n_methods else None
+
+
+def default_block_size(*, n_methods: int, n_annotators: int, n_items: int) -> int:
+    """The block size used when the lead leaves it empty: the smallest that gives every method agreement figures
+    when the annotators allow it, else the smallest that covers every item under every method."""
+    return overlap_block_size(n_methods=n_methods, n_annotators=n_annotators, n_items=n_items) or smallest_block_size(
+        n_annotators=n_annotators, n_items=n_items
+    )
+
+
+def agreement_shortfall(*, n_methods: int, n_annotators: int, n_items: int, block_size: int) -> str | None:
+    """None when every item is judged by JUDGES_FOR_AGREEMENT people under each method; else, in words, which
+    figures the design cannot give and what to change."""
+    chunks = math.ceil(n_items / max(block_size, 1))
+    if chunks < 1 or n_annotators // chunks >= JUDGES_FOR_AGREEMENT:
+        return None
+    which = "some items are" if n_annotators % chunks and n_annotators // chunks else "every item is"
+    message = (
+        f"With blocks of {block_size} items and {n_annotators} annotators, {which} judged by only one person under "
+        "each method, so agreement between annotators per method (Krippendorff's α and pairwise agreement, in the "
+        "report and its paired differences) has too little overlap and shows “—”. Agreement with gold, time per "
+        "item, fatigue and self-consistency are not affected."
+    )
+    better = overlap_block_size(n_methods=n_methods, n_annotators=n_annotators, n_items=n_items)
+    if better is not None:
+        return f"{message} To get them, use blocks of {better} items (each annotator then judges {n_methods * better})."
+    return (
+        f"{message} To get them, add annotators: {JUDGES_FOR_AGREEMENT * n_methods} or more for {n_methods} methods "
+        "(or compare fewer methods)."
+    )
+
+
 def design_build(
     *, n_methods: int, n_annotators: int, item_ids: Sequence[int], block_size: int, seed: int
 ) -> list[Cell]:

@@ -14,10 +14,11 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Count, Exists, OuterRef, Subquery
 
 from annotation.models import Annotation, Assignment
 from annotation.repeat_selectors import repeat_open_for
+from annotation.studies import design as crossover_design
 from annotation.studies.models import MethodStudy, StudyCell
 from projects.models import Item, Membership, Project
 from projects.selectors import project_get_for_lead
@@ -198,13 +199,30 @@ def design_summary(*, study: MethodStudy) -> dict[str, Any]:
     done = Annotation.objects.filter(
         project_id=study.project_id, annotator_id__in=annotator_ids, mode__in=study.methods
     ).count()
+    n_items = cells.values("item_id").distinct().count()
     return {
         "annotators": len(annotator_ids),
-        "items": cells.values("item_id").distinct().count(),
+        "items": n_items,
         "planned": sum(per_method.values()),
         "planned_per_method": per_method,
         "saved": done,
+        "shortfall": crossover_design.agreement_shortfall(
+            n_methods=len(study.methods), n_annotators=len(annotator_ids), n_items=n_items, block_size=study.block_size
+        ),
     }
+
+
+def study_agreement_shortfall(*, study: MethodStudy) -> str | None:
+    """Which figures the study's design cannot give and what to change (None when it gives them all): one query."""
+    counts = StudyCell.objects.filter(study=study).aggregate(
+        annotators=Count("annotator_id", distinct=True), items=Count("item_id", distinct=True)
+    )
+    return crossover_design.agreement_shortfall(
+        n_methods=len(study.methods),
+        n_annotators=counts["annotators"],
+        n_items=counts["items"],
+        block_size=study.block_size,
+    )
 
 
 @dataclass(frozen=True)

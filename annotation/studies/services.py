@@ -115,7 +115,9 @@ def check_method_study(
     if block_size not in (None, "") and (size is None or size < 1):
         errors["block_size"] = "Expected a whole number of at least 1."
     if not errors:
-        size = size or crossover_design.smallest_block_size(n_annotators=len(annotators), n_items=len(items))
+        size = size or crossover_design.default_block_size(
+            n_methods=len(clean_methods), n_annotators=len(annotators), n_items=len(items)
+        )
         problems = crossover_design.design_problems(
             n_methods=len(clean_methods), n_annotators=len(annotators), n_items=len(items), block_size=size
         )

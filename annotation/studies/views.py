@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpRespo
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from annotation.studies import design as crossover_design
 from annotation.studies import selectors as crossover_selectors
 from annotation.studies import services as crossover_services
 from config.csv_safe import csv_lines
@@ -64,6 +65,22 @@ def method_study_page(request: HttpRequest, project_id: int) -> HttpResponse:
             for method in crossover_services.STUDY_METHODS
         ],
     }
+    if study is None:
+        # What the default design (every annotator, item and method) will give, said before the lead sets it up.
+        choices = context["choices"]
+        n_methods = len(crossover_services.STUDY_METHODS)
+        context["default_shortfall"] = (
+            crossover_design.agreement_shortfall(
+                n_methods=n_methods,
+                n_annotators=len(choices.annotators),
+                n_items=choices.item_count,
+                block_size=crossover_design.default_block_size(
+                    n_methods=n_methods, n_annotators=len(choices.annotators), n_items=choices.item_count
+                ),
+            )
+            if choices.annotators and choices.item_count
+            else None
+        )
     if study is not None:
         context["summary"] = crossover_selectors.design_summary(study=study)
         context["study_methods"] = [crossover_selectors.method_label(m, project.likert_points) for m in study.methods]

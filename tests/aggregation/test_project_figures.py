@@ -66,7 +66,12 @@ def test_agreement_figures_match_the_reference_package(labelled):
                 pairs += 1
                 agreeing += present[a] == present[b]
     assert agreement["pairwise_with_ties"] == pytest.approx(
-        {"value": agreeing / pairs, "n": pairs, "ci": pytest.approx(agreement["pairwise_with_ties"]["ci"])}
+        {
+            "value": agreeing / pairs,
+            "n": pairs,
+            "ci": pytest.approx(agreement["pairwise_with_ties"]["ci"]),
+            "items": int(((~np.isnan(s)).sum(axis=1) >= 2).sum()),
+        }
     )
     for figure in agreement.values():
         low, high = figure["ci"]

@@ -20,7 +20,7 @@ from tests.factories import SuggestionFactory
 
 pytestmark = pytest.mark.django_db
 
-NOTICE = "stale: recomputing after a settings change"
+NOTICE = "stale: recomputing after a change to the settings or gold"
 STRONG_FOR, STRONG_AGAINST = (800, 100), (100, 800)
 MILD_FOR, MILD_AGAINST = (500, 200), (300, 400)
 

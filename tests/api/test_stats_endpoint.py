@@ -52,7 +52,11 @@ def test_stats_read_the_stored_figures(computed, db, client, path):
 
     body = client.get(f"/api/projects/{computed.pk}/stats/").json()
 
-    assert {**_figure(body, path), "reason": None} == {**stored, "reason": None}
+    # "items" (the overlap a figure was computed on) is what the API reads to withhold it; it answers the rest.
+    assert {**_figure(body, path), "reason": None} == {
+        **{k: v for k, v in stored.items() if k != "items"},
+        "reason": None,
+    }
     assert _figure(body, path)["reason"] is None
     assert body["progress"] == aggregate.progress
     assert body["computed_at"] is not None

@@ -13,7 +13,8 @@ from projects.models import Item, Project
 
 
 def estimate(value: float, n: int = 30) -> dict[str, Any]:
-    return {"value": value, "n": n, "ci": [value - 0.05, value + 0.05]}
+    # "items": the overlap it was computed on, above the minimum (aggregation.maths.minimums) so it is shown.
+    return {"value": value, "n": n, "ci": [value - 0.05, value + 0.05], "items": 10}
 
 
 def project_aggregate_create(*, project: Project, users: Sequence[Any] = ()) -> ProjectAggregate:
@@ -37,8 +38,22 @@ def project_aggregate_create(*, project: Project, users: Sequence[Any] = ()) -> 
                 ],
             },
             "agreement_over_time": [
-                {"date": "2026-11-01", "n_labels": 10, "pairwise_with_ties": 0.6, "alpha_interval": 0.4, "ifs": 0.7},
-                {"date": "2026-11-02", "n_labels": 20, "pairwise_with_ties": 0.7, "alpha_interval": 0.5, "ifs": 0.8},
+                {
+                    "date": "2026-11-01",
+                    "n_labels": 10,
+                    "overlap_items": 5,
+                    "pairwise_with_ties": 0.6,
+                    "alpha_interval": 0.4,
+                    "ifs": 0.7,
+                },
+                {
+                    "date": "2026-11-02",
+                    "n_labels": 20,
+                    "overlap_items": 10,
+                    "pairwise_with_ties": 0.7,
+                    "alpha_interval": 0.5,
+                    "ifs": 0.8,
+                },
             ],
             "weights": [],
         },

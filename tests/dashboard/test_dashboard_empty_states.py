@@ -32,7 +32,7 @@ def test_computed_project_has_no_empty_notices(lead_client, computed_project, da
 
 def test_missing_keys_in_stored_figures_show_as_not_computed(lead_client, computed_project, dashboard_url):
     aggregate = computed_project.aggregate
-    aggregate.agreement = {"pairwise_with_ties": {"value": 0.7, "n": 12, "ci": None}}
+    aggregate.agreement = {"pairwise_with_ties": {"value": 0.7, "n": 12, "ci": None, "items": 6}}
     aggregate.plots = {"hesitation": {"bins": [0, 1]}}
     aggregate.progress = {"items_total": 6}
     aggregate.save()

@@ -65,3 +65,42 @@ def test_settings_error_shows_next_to_its_field_in_place(live_server, page, logi
     shot(page, "settings-error")
     project.refresh_from_db()
     assert project.overlap == 3
+
+
+def test_the_index_reaches_every_section_and_folds_are_remembered(live_server, page, login, shot):
+    project = _computed_project()
+    login(page, "lead-browser")
+    url = live_server.url + reverse("dashboard", kwargs={"project_id": project.pk})
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.goto(url)
+    links = page.locator("#dash-index a")
+    targets = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    assert len(targets) >= 9
+    for target in targets:
+        assert page.locator(target).count() == 1, f"{target} has no section"
+    # Every folding section of the page is in the index.
+    sections = page.locator("#dashboard-figures section.card[id]")
+    assert {f"#{sections.nth(i).get_attribute('id')}" for i in range(sections.count())} <= set(targets)
+
+    page.click("#review .dash-fold")
+    assert page.locator("#review .review-list, #review table, #review p").first.is_hidden()
+    assert page.locator("#review .dash-fold").get_attribute("aria-expanded") == "false"
+    # The index stays in view far down the page.
+    page.click("#dash-index a[href='#hesitation']")
+    assert page.locator("#dash-index").is_visible()
+    box = page.locator("#dash-index").bounding_box()
+    assert box is not None
+    assert box["y"] <= 1
+    shot(page, "folded")
+
+    page.reload()
+    page.wait_for_function("() => document.querySelector('#review .dash-fold') !== null", timeout=5_000)
+    assert page.locator("#review").evaluate("(s) => s.classList.contains('is-folded')")
+    assert page.locator("#progress").evaluate("(s) => !s.classList.contains('is-folded')")
+    # After the figures refresh themselves, the fold is applied again.
+    page.wait_for_timeout(11_000)
+    page.wait_for_function("() => document.querySelector('#review .dash-fold') !== null", timeout=5_000)
+    assert page.locator("#review").evaluate("(s) => s.classList.contains('is-folded')")
+    # An index link unfolds a folded section.
+    page.click("#dash-index a[href='#review']")
+    assert page.locator("#review").evaluate("(s) => !s.classList.contains('is-folded')")

@@ -13,7 +13,7 @@ from tests.factories import MembershipFactory
 
 pytestmark = pytest.mark.django_db
 
-NEEDS_OVERLAP = "needs 2 annotators on the same item"
+NEEDS_OVERLAP = "needs 2 annotators on at least 5 items"
 
 
 def _dashboard(lead, lead_client, dashboard_url, project) -> str:
@@ -53,7 +53,7 @@ def test_labels_on_different_items_are_no_overlap(lead, lead_client, dashboard_u
 
 
 def test_overlapping_labels_show_numbers_and_no_excuse(lead, lead_client, dashboard_url):
-    project, items, annotators = project_make(n_items=2, n_annotators=2)
+    project, items, annotators = project_make(n_items=5, n_annotators=2)
     for item in items:
         annotate_ifs(item, annotators[0], [(800, 100), (100, 800)])
         annotate_ifs(item, annotators[1], [(700, 200), (200, 700)])

@@ -95,11 +95,11 @@ def build_labelled_project(project: Project, annotators: list) -> Project:
         project=project,
         defaults={
             "agreement": {
-                "pairwise_with_ties": figure(0.75, 6, 0.5, 0.9),
-                "pairwise_without_ties": figure(0.8, 5, 0.55, 0.95),
-                "alpha_nominal": figure(0.4, 12, 0.1, 0.6),
-                "alpha_interval": figure(0.5, 12, 0.2, 0.7),
-                "ifs": figure(0.85, 6, 0.8, 0.9),
+                "pairwise_with_ties": {**figure(0.75, 6, 0.5, 0.9), "items": len(items)},
+                "pairwise_without_ties": {**figure(0.8, 5, 0.55, 0.95), "items": len(items)},
+                "alpha_nominal": {**figure(0.4, 12, 0.1, 0.6), "items": len(items)},
+                "alpha_interval": {**figure(0.5, 12, 0.2, 0.7), "items": len(items)},
+                "ifs": {**figure(0.85, 6, 0.8, 0.9), "items": len(items)},
             },
             "suggestions": {
                 "blind": {"agreement": figure(0.6, 10, 0.31, 0.83)},
