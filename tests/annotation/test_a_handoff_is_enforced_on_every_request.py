@@ -43,7 +43,7 @@ def _skip_url(project, item) -> str:
 
 
 def _accept_url(project, item) -> str:
-    return _accept_url(project, item)
+    return reverse("annotate_accept", kwargs={"project_id": project.pk, "item_id": item.pk})
 
 
 def _paused(response) -> bool:
