@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Annotation
 from annotation.selectors import annotation_created_by_save, annotation_item_id_own, annotations_visible_to
-from annotation.services import annotation_save
+from annotation.services import SaveRequest, annotation_save
 from config.auth import signed_in_user
 from config.input_limits import SafeFormParser, SafeMultiPartParser, single_line, whole_number
 from projects.api import (
@@ -153,13 +153,15 @@ def _save(request: Request, project: Project, item_id: int, data: dict[str, Any]
         project=project,
         item=item,
         annotator=signed_in_user(request),
-        values=_service_values(project, data.get("values")),
-        binary_choice=data.get("binary_choice"),
-        likert_value=data.get("likert_value"),
-        client_token=data.get("client_token"),
-        time_spent_ms=data.get("time_spent_ms", 0),
-        reason="api",
-        source="api",
+        save=SaveRequest(
+            values=_service_values(project, data.get("values")),
+            binary_choice=data.get("binary_choice"),
+            likert_value=data.get("likert_value"),
+            client_token=data.get("client_token"),
+            time_spent_ms=data.get("time_spent_ms", 0),
+            reason="api",
+            source="api",
+        ),
     )
 
 

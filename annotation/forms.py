@@ -1,4 +1,4 @@
-"""Turns the annotation page's POST into the arguments of annotation.services.annotation_save.
+"""Turns the annotation page's POST into the fields of an annotation.saving.SaveRequest.
 
 Only shape: anything that is not a whole number is passed through as given, so the service names the problem.
 """
@@ -29,7 +29,7 @@ def _maybe_int(raw: str | None) -> Any:
 def annotation_post_parse(
     *, data: QueryDict, project: Project, responses: list[Response], criteria: list[Criterion]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(arguments for annotation_save, what to show again in the form if the save is refused)."""
+    """(the SaveRequest's fields, what to show again in the form if the save is refused)."""
     arguments: dict[str, Any] = {
         "client_token": data.get("client_token") or None,
         "time_spent_ms": _maybe_int(data.get("time_spent_ms")) or 0,

@@ -7,9 +7,6 @@ repeat open and to ``annotation.services.annotation_save_and_claim_next`` otherw
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
@@ -18,6 +15,7 @@ from annotation import services
 from annotation.checks import check_skip_reason
 from annotation.models import Annotation, Assignment, Repeat, RepeatValue
 from annotation.repeat_selectors import repeat_open_for
+from annotation.saving import SaveRequest
 from annotation.studies import selectors as crossover_selectors
 from projects.models import Item, Project
 from projects.selectors import item_responses, project_criteria
@@ -26,21 +24,18 @@ from projects.selectors import item_responses, project_criteria
 _MAX_TIME_MS = services.MAX_TIME_PER_SAVE_MS
 
 
-@transaction.atomic
+# No savepoint inside the page's save (a refused answer rolls the whole block back); its own transaction otherwise.
+@transaction.atomic(savepoint=False)
 def repeat_answer(
     *,
     project: Project,
     item: Item,
     annotator: AbstractBaseUser,
-    values: Sequence[Mapping[str, Any]] | None = None,
-    binary_choice: int | None = None,
-    likert_value: int | None = None,
-    time_spent_ms: int = 0,
-    **_page_fields: Any,
+    save: SaveRequest,
 ) -> Repeat | None:
     """Store the repeat judgment of ``item`` by ``annotator``; None when they have no open repeat of it (then
     nothing is written). Validated exactly as a save is (``check_judgment``); a refused one raises the same
-    ValidationError. The page's other fields (token, Accept, reason) have no meaning for a repeat."""
+    ValidationError. The save's other fields (token, Accept, reason) have no meaning for a repeat."""
     repeat = (
         Repeat.objects.select_for_update()
         .filter(project=project, item=item, annotator_id=annotator.pk, answered_at__isnull=True)
@@ -54,9 +49,9 @@ def repeat_answer(
         project=project,
         responses=item_responses(item),
         criteria=project_criteria(project),
-        values=values,
-        binary_choice=binary_choice,
-        likert_value=likert_value,
+        values=save.values,
+        binary_choice=save.binary_choice,
+        likert_value=save.likert_value,
     )
     by_position = {response.position: response for response in item_responses(item)}
     by_name = {criterion.name: criterion for criterion in project_criteria(project)}
@@ -68,7 +63,9 @@ def repeat_answer(
     )
     repeat.binary_choice = choice
     repeat.likert_value = point
-    spent = time_spent_ms if isinstance(time_spent_ms, int) and not isinstance(time_spent_ms, bool) else 0
+    spent = (
+        save.time_spent_ms if isinstance(save.time_spent_ms, int) and not isinstance(save.time_spent_ms, bool) else 0
+    )
     repeat.time_spent_ms = max(0, min(spent, _MAX_TIME_MS))
     repeat.answered_at = timezone.now()
     repeat.save(update_fields=["binary_choice", "likert_value", "time_spent_ms", "answered_at"])
@@ -103,22 +100,24 @@ def judgment_skip(*, project: Project, item: Item, annotator: AbstractBaseUser, 
 # Not atomic itself: the ordinary save opens its own transaction, and a block around it would add a savepoint's two
 # statements to every save-and-next (tests/annotation/test_save_and_next_query_budget.py).
 def judgment_save_and_claim_next(
-    *, project: Project, item: Item, annotator: AbstractBaseUser, claim_next: bool, **save: Any
+    *, project: Project, item: Item, annotator: AbstractBaseUser, save: SaveRequest, claim_next: bool
 ) -> tuple[Annotation | Repeat, Assignment | None]:
     """The page's save: a repeat's answer while the repeat is open, the ordinary save otherwise; then (with
     ``claim_next``) the next item, in the same transaction."""
     if repeat_open_for(project=project, item=item, annotator=annotator) is None:
         return services.annotation_save_and_claim_next(
-            project=project, item=item, annotator=annotator, claim_next=claim_next, **save
+            project=project, item=item, annotator=annotator, save=save, claim_next=claim_next
         )
-    return _repeat_answer_and_claim_next(project=project, item=item, annotator=annotator, claim_next=claim_next, **save)
+    return _repeat_answer_and_claim_next(
+        project=project, item=item, annotator=annotator, save=save, claim_next=claim_next
+    )
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def _repeat_answer_and_claim_next(
-    *, project: Project, item: Item, annotator: AbstractBaseUser, claim_next: bool, **save: Any
+    *, project: Project, item: Item, annotator: AbstractBaseUser, save: SaveRequest, claim_next: bool
 ) -> tuple[Repeat, Assignment | None]:
-    repeat = repeat_answer(project=project, item=item, annotator=annotator, **save)
+    repeat = repeat_answer(project=project, item=item, annotator=annotator, save=save)
     if repeat is None:  # answered meanwhile (a second tab): the post was the same judgment, nothing more to do
         repeat = Repeat.objects.get(project=project, item=item, annotator_id=annotator.pk)
     claimed = services.assignment_claim_next(project=project, annotator=annotator) if claim_next else None

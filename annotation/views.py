@@ -191,7 +191,11 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     )
     try:
         _, claimed = repeat_services.judgment_save_and_claim_next(
-            project=project, item=item, annotator=request.user, claim_next=claim_next, source="page", **arguments
+            project=project,
+            item=item,
+            annotator=request.user,
+            save=services.SaveRequest(source="page", **arguments),
+            claim_next=claim_next,
         )
     except ValidationError as error:
         if checks.refusal_code(error):  # handed off or closed since the page opened: say so, show no item

@@ -321,7 +321,8 @@ def participant_claim_next(*, participant: Participant) -> Assignment | None:
     Order of the rules: a live claim is served again (a reload shows the same item); the end state decided from
     the stored saves ends it (screened out, completed); a due attention check comes next; then the normal queue.
     When the normal queue is empty, checks still unanswered are served while the link's minimum is unmet; then the
-    study ends completed (no quota, minimum met) or returned (the rules cannot be met any more).
+    study ends completed (no quota, minimum met) or returned (the rules cannot be met any more). The normal queue is
+    ``annotation.queue.services.next_item_decide`` (through ``assignment_claim_next``), with the checks excluded.
     """
     participant = Participant.objects.select_for_update().select_related("link__project", "user").get(pk=participant.pk)
     if participant.status != Participant.Status.ACTIVE:

@@ -1,13 +1,14 @@
 """The annotator's queue: claiming the next item, holding a named one, and the claim's lease.
 
-``next_item_pick`` is the one place that decides which item comes next (the queue's order); everything else here
-turns its choice into a claim. Claims are rows of ``Assignment``; an item's slots are its overlap (plus the labels a
-lead asked for again) minus saved labels minus others' live claims.
+``next_item_decide`` is the one place that decides which item comes next, for every caller (its rules are in its
+docstring); ``next_item_pick`` is its ordinary scan (the queue's order). Claims are rows of ``Assignment``; an
+item's slots are its overlap (plus the labels a lead asked for again) minus saved labels minus others' live claims.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -98,50 +99,95 @@ def assignment_new(*, project: Project, item: Item, annotator: AbstractBaseUser,
 
 # --- the queue --------------------------------------------------------------------------------------------------
 
+#: About one saved item in four is followed by one of the person's open label requests (when they have one), so the
+#: requests come mixed among ordinary items and look like them; the rest are served when nothing else is left.
+REQUEST_SHARE = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class AfterSave:
+    """What a save saw under its lock that the next decision needs, so the decision asks no statement for it."""
+
+    item_id: int
+    #: The item of the person's first open label request in the project, if any (their next request to serve).
+    request_item_id: int | None
+    #: The person held no live claim on another item of the project (their own claim need not be looked for).
+    own_claim_absent: bool
+    #: The project was a method study (its plan is served in order; requests wait until the share is done).
+    method_study: bool
+
 
 def assignment_claim_next(
     *, project: Project, annotator: AbstractBaseUser, exclude_item_ids: Sequence[int] = ()
 ) -> Assignment | None:
-    """Claim the next item for this annotator, or None when nothing is left for them.
-
-    The annotator's own live claim comes first (a reload shows the same item); otherwise :func:`next_item_pick`
-    chooses, and the pick becomes their claim. ``exclude_item_ids`` are never picked here (a study's attention
-    checks, which it serves on its own schedule).
-    """
-    return claim_next(project=project, annotator=annotator, exclude_item_ids=exclude_item_ids, in_transaction=False)
+    """Claim the next item for this annotator, or None when nothing is left for them (:func:`next_item_decide`).
+    ``exclude_item_ids`` are never picked here (a study's attention checks, which it serves on its own schedule)."""
+    return next_item_decide(project=project, annotator=annotator, exclude_item_ids=exclude_item_ids)
 
 
-def claim_next(
+def next_item_decide(
     *,
     project: Project,
     annotator: AbstractBaseUser,
-    exclude_item_ids: Sequence[int],
-    in_transaction: bool,
-    own_claim_absent: bool = False,
+    exclude_item_ids: Sequence[int] = (),
+    after_save: AfterSave | None = None,
+    claim: bool = True,
 ) -> Assignment | None:
-    """:func:`assignment_claim_next`; ``in_transaction``: inside the caller's transaction (the save-and-next), where
-    the scan needs no block of its own (a savepoint would only add two statements). ``own_claim_absent``: the caller
-    has just seen, under its lock, that the annotator holds no live claim, so none is looked for."""
+    """The one place that decides which item this annotator gets next, for every caller: the page's next and
+    save-and-next, the API's save, repeats, method studies and study participants (whose attention checks are
+    passed in ``exclude_item_ids``, served by the study on its own schedule). The first rule that gives an item wins:
+
+    1. After a save (``after_save``), outside a method study: on the person's request turn
+       (``judgment.request_turn``, about one save in :data:`REQUEST_SHARE`), their next open label request, unless
+       it is the item just saved. It becomes their live claim even when the caller asked for no next item
+       (``claim`` False: the API's save), so their next ask returns it by rule 3.
+    2. ``claim`` False, or the project closed: nothing.
+    3. Their own live claim, its lease renewed (a reload shows the same item), unless it was handed off since
+       (``checks.served``); not looked for when the save saw none under its lock.
+    4. While collecting, a method study serves a due repeat, then its stored plan
+       (``annotation.studies.services.assignment_claim_planned``); any other project an unannounced repeat, then an
+       escalated item (``annotation.queue.order``), then the ordinary scan (:func:`next_item_pick`).
+    5. Their open label requests (also after a handoff, where only audit requests are served).
+
+    A new claim is written in the caller's transaction when there is one (the save-and-next: no savepoint), in one
+    of its own otherwise.
+    """
+    now = timezone.now()
+    if after_save is not None:
+        on_turn = _request_on_turn(project=project, annotator=annotator, after_save=after_save, now=now)
+        if on_turn is not None or not claim:
+            return on_turn
+    if not claim:
+        return None
     check_annotator(project=project, annotator=annotator)
     if project.phase == Project.Phase.CLOSED:
         return None
-    now = timezone.now()
-    if not own_claim_absent:
+    if after_save is None or not after_save.own_claim_absent:
         own = _own_claim_extend(project=project, annotator=annotator, now=now)
-        # A claim held across a handoff is not served again (checks.check_served).
         if own is not None and served(project=project, item_id=own.item_id, annotator_id=int(annotator.pk)):
             return own
     if project.phase == Project.Phase.COLLECTING:
-        claim = _claim_new_in_transaction if in_transaction else _claim_new
-        found = claim(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
+        found = _claim_new(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
         if found is not None:
             return found
-    # Nothing ordinary left (or handed off to the model, where only audit requests are served): the person's open
-    # label requests, if any.
     next_item = requests_to_serve(project=project, annotator_id=int(annotator.pk)).first()
     if next_item is None:
         return None
     return request_serve(project=project, annotator=annotator, item_id=next_item, now=now)
+
+
+def _request_on_turn(
+    *, project: Project, annotator: AbstractBaseUser, after_save: AfterSave, now: datetime
+) -> Assignment | None:
+    """Rule 1 of :func:`next_item_decide`."""
+    request_item = after_save.request_item_id
+    if request_item is None or request_item == after_save.item_id or after_save.method_study:
+        return None
+    if not judgment.request_turn(
+        seed=project.seed, annotator_id=int(annotator.pk), item_id=after_save.item_id, share=REQUEST_SHARE
+    ):
+        return None
+    return request_serve(project=project, annotator=annotator, item_id=request_item, now=now)
 
 
 def request_serve(*, project: Project, annotator: AbstractBaseUser, item_id: int, now: datetime) -> Assignment | None:
@@ -200,18 +246,13 @@ def _own_claim_extend(*, project: Project, annotator: AbstractBaseUser, now: dat
     return own
 
 
-@transaction.atomic
+# Joins the caller's transaction without a savepoint (the save-and-next); one of its own otherwise, so the candidate
+# row stays locked until the claim is written.
+@transaction.atomic(savepoint=False)
 def _claim_new(
     *, project: Project, annotator: AbstractBaseUser, now: datetime, exclude_item_ids: Sequence[int] = ()
 ) -> Assignment | None:
-    """The scan and the claim, in one transaction: the candidate row stays locked until the claim is written."""
-    return _claim_new_in_transaction(project=project, annotator=annotator, now=now, exclude_item_ids=exclude_item_ids)
-
-
-def _claim_new_in_transaction(
-    *, project: Project, annotator: AbstractBaseUser, now: datetime, exclude_item_ids: Sequence[int] = ()
-) -> Assignment | None:
-    """:func:`_claim_new` inside the caller's transaction."""
+    """Rule 4 of :func:`next_item_decide`: the scan and the new claim."""
     if project.mode == Project.Mode.CROSSOVER:  # a method study serves its stored plan, not the shared queue
         # A due repeat first: the original's item is in the person's plan, so the page and the save judge it with
         # the method of that cell (crossover_selectors.project_as_assigned).
@@ -250,8 +291,8 @@ def _claim_new_in_transaction(
 def next_item_pick(
     *, project: Project, annotator: AbstractBaseUser, now: datetime, exclude_item_ids: Sequence[int] = ()
 ) -> Item | None:
-    """The item this annotator gets next, locked, with its responses; None when nothing fits. The queue's order
-    lives here and only here.
+    """The ordinary scan of :func:`next_item_decide`: the first item that fits, locked, with its responses; None
+    when nothing fits. The queue's order lives here and only here.
 
     Items with the fewest saved labels first (every item gets its first label before any gets its last), and within
     that, the project's seeded queue key rotated by a per-annotator offset, so each annotator walks the items in

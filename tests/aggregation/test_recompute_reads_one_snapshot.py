@@ -10,6 +10,7 @@ from django.db import connection
 
 from aggregation.services import annotator_aggregates_recompute, item_aggregates_recompute
 from annotation.models import Annotation
+from annotation.saving import SaveRequest
 from annotation.services import annotation_save
 from projects.models import Membership
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
@@ -36,7 +37,9 @@ def test_recomputing_during_concurrent_saves_raises_nothing():
                 for item in items:
                     mu = 100 + 37 * round_
                     values = [{"response": p, "criterion": "overall", "mu": mu, "nu": 300} for p in (0, 1)]
-                    annotation_save(project=project, item=item, annotator=user, values=values, source="api")
+                    annotation_save(
+                        project=project, item=item, annotator=user, save=SaveRequest(values=values, source="api")
+                    )
         except BaseException as error:  # reported below, in the test's own thread
             failures.append(error)
         finally:

@@ -6,6 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation.models import Annotation, AnnotationRevision, Assignment, JudgmentValue
+from annotation.saving import SaveRequest
 from annotation.services import annotation_save, assignment_claim_next
 from projects.models import Item, Project
 from tests.annotation.conftest import ifs_form, item_url
@@ -49,7 +50,9 @@ def test_bad_values_are_refused_by_field_and_nothing_is_written(project, annotat
     position = values[0]["response"]
     change(values)
     with pytest.raises(ValidationError) as refused:
-        annotation_save(project=project, item=claimed_item, annotator=annotator, values=values, client_token="t1")
+        annotation_save(
+            project=project, item=claimed_item, annotator=annotator, save=SaveRequest(values=values, client_token="t1")
+        )
     assert field.format(p=position) in refused.value.message_dict
     _nothing_written(claimed_item)
 
@@ -58,7 +61,7 @@ def test_mu_plus_nu_over_one_names_the_sum(project, annotator, claimed_item):
     values = _full(claimed_item)
     values[1].update(mu=650, nu=360)
     with pytest.raises(ValidationError) as refused:
-        annotation_save(project=project, item=claimed_item, annotator=annotator, values=values)
+        annotation_save(project=project, item=claimed_item, annotator=annotator, save=SaveRequest(values=values))
     message = " ".join(refused.value.message_dict[f"values[{values[1]['response']}][overall]"])
     assert "101 %" in message
     assert "at most 100 %" in message
@@ -67,7 +70,10 @@ def test_mu_plus_nu_over_one_names_the_sum(project, annotator, claimed_item):
 def test_choices_of_another_mode_are_refused(project, annotator, claimed_item):
     with pytest.raises(ValidationError):
         annotation_save(
-            project=project, item=claimed_item, annotator=annotator, values=_full(claimed_item), binary_choice=0
+            project=project,
+            item=claimed_item,
+            annotator=annotator,
+            save=SaveRequest(values=_full(claimed_item), binary_choice=0),
         )
     _nothing_written(claimed_item)
 
@@ -75,14 +81,16 @@ def test_choices_of_another_mode_are_refused(project, annotator, claimed_item):
 def test_item_of_another_project_is_refused(project, other_project, annotator):
     foreign = Item.objects.filter(project=other_project).first()
     with pytest.raises(ValidationError) as refused:
-        annotation_save(project=project, item=foreign, annotator=annotator, values=_full(foreign))
+        annotation_save(project=project, item=foreign, annotator=annotator, save=SaveRequest(values=_full(foreign)))
     assert "item" in refused.value.message_dict
 
 
 def test_a_lead_or_outsider_cannot_save(project, lead, outsider, claimed_item):
     for user in (lead, outsider):
         with pytest.raises(ValidationError) as refused:
-            annotation_save(project=project, item=claimed_item, annotator=user, values=_full(claimed_item))
+            annotation_save(
+                project=project, item=claimed_item, annotator=user, save=SaveRequest(values=_full(claimed_item))
+            )
         assert "annotator" in refused.value.message_dict
     _nothing_written(claimed_item)
 
@@ -92,7 +100,7 @@ def test_no_claim_and_no_room_is_refused(project, annotator, annotator2):
     project.save(update_fields=["overlap"])
     item = assignment_claim_next(project=project, annotator=annotator2).item
     with pytest.raises(ValidationError) as refused:
-        annotation_save(project=project, item=item, annotator=annotator, values=_full(item))
+        annotation_save(project=project, item=item, annotator=annotator, save=SaveRequest(values=_full(item)))
     assert "__all__" in refused.value.message_dict
     assert not Annotation.objects.exists()
 
@@ -100,7 +108,10 @@ def test_no_claim_and_no_room_is_refused(project, annotator, annotator2):
 def test_accepted_without_an_accept_is_refused(project, annotator, claimed_item):
     with pytest.raises(ValidationError) as refused:
         annotation_save(
-            project=project, item=claimed_item, annotator=annotator, values=_full(claimed_item), accepted=True
+            project=project,
+            item=claimed_item,
+            annotator=annotator,
+            save=SaveRequest(values=_full(claimed_item), accepted=True),
         )
     assert "accepted" in refused.value.message_dict
     _nothing_written(claimed_item)
@@ -122,8 +133,7 @@ def test_a_good_save_writes_values_revision_count_and_starts_labelling(project, 
         project=project,
         item=claimed_item,
         annotator=annotator,
-        values=_full(claimed_item, 333, 667),
-        time_spent_ms=5000,
+        save=SaveRequest(values=_full(claimed_item, 333, 667), time_spent_ms=5000),
     )
     assert annotation.values.count() == 2
     assert set(annotation.values.values_list("mu", "nu")) == {(333, 667)}
@@ -138,16 +148,25 @@ def test_a_good_save_writes_values_revision_count_and_starts_labelling(project, 
 
 def test_time_is_clamped_and_accumulates(project, annotator, claimed_item):
     first = annotation_save(
-        project=project, item=claimed_item, annotator=annotator, values=_full(claimed_item), time_spent_ms=10**9
+        project=project,
+        item=claimed_item,
+        annotator=annotator,
+        save=SaveRequest(values=_full(claimed_item), time_spent_ms=10**9),
     )
     assert first.time_spent_ms <= 2 * 60 * 1000, "no more than the time since the claim plus slack"
     before = first.time_spent_ms
     second = annotation_save(
-        project=project, item=claimed_item, annotator=annotator, values=_full(claimed_item), time_spent_ms=1500
+        project=project,
+        item=claimed_item,
+        annotator=annotator,
+        save=SaveRequest(values=_full(claimed_item), time_spent_ms=1500),
     )
     assert second.time_spent_ms == before + 1500
     third = annotation_save(
-        project=project, item=claimed_item, annotator=annotator, values=_full(claimed_item), time_spent_ms=-50
+        project=project,
+        item=claimed_item,
+        annotator=annotator,
+        save=SaveRequest(values=_full(claimed_item), time_spent_ms=-50),
     )
     assert third.time_spent_ms == before + 1500
 
@@ -162,9 +181,9 @@ def test_three_criteria_need_every_cell(annotator):
     values = _full(item)
     assert len(values) == 9
     with pytest.raises(ValidationError) as refused:
-        annotation_save(project=project, item=item, annotator=annotator, values=values[:-1])
+        annotation_save(project=project, item=item, annotator=annotator, save=SaveRequest(values=values[:-1]))
     assert "values[2][safety]" in refused.value.message_dict
-    annotation_save(project=project, item=item, annotator=annotator, values=values)
+    annotation_save(project=project, item=item, annotator=annotator, save=SaveRequest(values=values))
     assert JudgmentValue.objects.filter(annotation__item=item).count() == 9
 
 
@@ -172,7 +191,9 @@ def test_a_closed_project_takes_no_labels_and_offers_no_items(project, annotator
     Project.objects.filter(pk=project.pk).update(phase=Project.Phase.CLOSED)
     project.refresh_from_db()
     with pytest.raises(ValidationError) as refused:
-        annotation_save(project=project, item=claimed_item, annotator=annotator, values=_full(claimed_item))
+        annotation_save(
+            project=project, item=claimed_item, annotator=annotator, save=SaveRequest(values=_full(claimed_item))
+        )
     assert "closed" in " ".join(refused.value.message_dict["__all__"])
     assert assignment_claim_next(project=project, annotator=annotator) is None
     _nothing_written(claimed_item)

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 
 from annotation import judgment
 from annotation.models import Annotation
+from annotation.saving import SaveRequest
 from annotation.services import annotation_save, assignment_claim_item
 from projects.models import TIE, Membership, Project
 from tests.annotation.conftest import item_url
@@ -38,7 +39,7 @@ def test_binary_refuses_a_missing_or_unknown_choice(annotator, annotator_client)
     assignment_claim_item(project=project, item=item, annotator=annotator)
     for bad in (None, 5, "A"):
         with pytest.raises(ValidationError) as refused:
-            annotation_save(project=project, item=item, annotator=annotator, binary_choice=bad)
+            annotation_save(project=project, item=item, annotator=annotator, save=SaveRequest(binary_choice=bad))
         assert "binary_choice" in refused.value.message_dict
     response = annotator_client.post(item_url(project, item), {"client_token": "b3"})
     assert response.status_code == 422
@@ -67,11 +68,11 @@ def test_likert_range_and_two_responses_are_enforced(annotator):
     assignment_claim_item(project=project, item=item, annotator=annotator)
     for bad in (0, 8, "x"):
         with pytest.raises(ValidationError):
-            annotation_save(project=project, item=item, annotator=annotator, likert_value=bad)
+            annotation_save(project=project, item=item, annotator=annotator, save=SaveRequest(likert_value=bad))
     three = ItemFactory(project=project, responses=["a", "b", "c"])
     assignment_claim_item(project=project, item=three, annotator=annotator)
     with pytest.raises(ValidationError) as refused:
-        annotation_save(project=project, item=three, annotator=annotator, likert_value=4)
+        annotation_save(project=project, item=three, annotator=annotator, save=SaveRequest(likert_value=4))
     assert "exactly two" in " ".join(refused.value.message_dict["likert_value"])
 
 

@@ -14,6 +14,7 @@ from annotation import compiled_sql
 from annotation.judgment import queue_offset
 from annotation.models import Assignment
 from annotation.queue import services as claim_services
+from annotation.saving import SaveRequest
 from annotation.services import annotation_save, assignment_claim_next
 from projects.models import Item
 
@@ -70,7 +71,7 @@ def test_the_claim_and_the_save_agree_between_both_paths(project, annotator, mon
     assert [r.pk for r in compiled.item.responses.all()] == [r.pk for r in orm.item.responses.all()]
     monkeypatch.undo()
     values = [{"response": r.position, "criterion": "overall", "mu": 500, "nu": 200} for r in orm.item.responses.all()]
-    annotation_save(project=project, item=orm.item, annotator=annotator, values=values)
+    annotation_save(project=project, item=orm.item, annotator=annotator, save=SaveRequest(values=values))
     assert Assignment.objects.get(pk=orm.pk).status == Assignment.Status.DONE
 
 

@@ -8,6 +8,7 @@ import pytest
 from django.db import connection
 
 from annotation.models import Assignment
+from annotation.saving import SaveRequest
 from annotation.services import assignment_claim_next
 from projects.models import Membership
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
@@ -66,7 +67,10 @@ def test_simultaneous_first_saves_without_a_claim_make_one_annotation():
         try:
             barrier.wait(timeout=10)
             annotation_save(
-                project=project, item=item, annotator=user, values=values, client_token="same", source="api"
+                project=project,
+                item=item,
+                annotator=user,
+                save=SaveRequest(values=values, client_token="same", source="api"),
             )
         except BaseException as error:
             failures.append(error)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from annotation.saving import SaveRequest
 from annotation.services import annotation_save, assignment_claim_next, assignment_skip
 from projects.models import Item
 from tests.annotation.conftest import ifs_form
@@ -15,7 +16,7 @@ def test_home_shows_own_progress_and_start_link(project, annotator, annotator2, 
         for _ in range(saves):
             item = assignment_claim_next(project=project, annotator=user).item
             values = [{"response": p, "criterion": "overall", "mu": 500, "nu": 100} for p in (0, 1)]
-            annotation_save(project=project, item=item, annotator=user, values=values)
+            annotation_save(project=project, item=item, annotator=user, save=SaveRequest(values=values))
     item = assignment_claim_next(project=project, annotator=annotator).item
     assignment_skip(project=project, item=item, annotator=annotator, reason="unclear")
     html = annotator_client.get(reverse("home")).content.decode()

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from annotation.judgment import queue_offset
 from annotation.models import Assignment
+from annotation.saving import SaveRequest
 from annotation.services import annotation_save, assignment_claim_next, assignment_skip
 from projects import blind
 from projects.models import Item, Membership, Response
@@ -22,7 +23,7 @@ from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, User
 
 def _save(project, item, user):
     values = [{"response": r.position, "criterion": "overall", "mu": 500, "nu": 200} for r in item.responses.all()]
-    return annotation_save(project=project, item=item, annotator=user, values=values)
+    return annotation_save(project=project, item=item, annotator=user, save=SaveRequest(values=values))
 
 
 def test_next_is_an_item_not_done_or_skipped_by_this_annotator(project, annotator):

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from annotation.participants.selectors import participant_record
 from annotation.participants.services import study_link_create
+from annotation.saving import SaveRequest
 from annotation.services import annotation_save
 from projects.models import Item, Participant
 from tests.annotation.study_helpers import current_item, end_page, enter_with_checks_last, label, prefer
@@ -118,7 +119,7 @@ def test_a_check_with_all_its_labels_is_still_served(project, lead, checks, anno
     project.save(update_fields=["overlap"])
     check = checks[0]
     for person in (annotator, annotator2):
-        annotation_save(project=project, item=check, annotator=person, values=_values(check, 0))
+        annotation_save(project=project, item=check, annotator=person, save=SaveRequest(values=_values(check, 0)))
     link = study_link_create(
         project=project, created_by=lead, name="Checked", attention_item_ids=[check.external_id], attention_every=1
     )

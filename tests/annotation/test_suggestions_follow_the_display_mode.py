@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from annotation import judgment
 from annotation.models import Annotation, SuggestionExposure
+from annotation.saving import SaveRequest
 from annotation.selectors import suggestion_visible_for
 from annotation.services import annotation_save, assignment_claim_item
 from projects.models import Item, Project, Suggestion
@@ -139,7 +140,7 @@ def test_ifs_ties_use_the_project_tolerance(after_label, annotator):
         {"response": 0, "criterion": "overall", "mu": 600, "nu": 100},
         {"response": 1, "criterion": "overall", "mu": 560, "nu": 100},
     ]
-    annotation_save(project=after_label, item=item, annotator=annotator, values=values)
+    annotation_save(project=after_label, item=item, annotator=annotator, save=SaveRequest(values=values))
     from annotation.selectors import resolution_needed
 
     assert not resolution_needed(project=after_label, item=item, annotator=annotator), "0.04 apart is a tie"

@@ -16,6 +16,7 @@ from aggregation.exports.stream import ExportOptions, export_lines
 from annotation.imports.identities import imported_annotator_link
 from annotation.imports.labels import labels_import
 from annotation.models import Annotation, AnnotationRevision
+from annotation.saving import SaveRequest
 from annotation.services import annotation_save
 from projects.imports.items import ImportRejected
 from projects.models import ImportedAnnotator, Membership
@@ -111,10 +112,12 @@ def test_a_label_made_in_penumbra_is_never_overwritten(project, items, annotator
         project=project,
         item=items[0],
         annotator=annotator,
-        values=[
-            {"response": 0, "criterion": "overall", "mu": 500, "nu": 100},
-            {"response": 1, "criterion": "overall", "mu": 100, "nu": 500},
-        ],
+        save=SaveRequest(
+            values=[
+                {"response": 0, "criterion": "overall", "mu": 500, "nu": 100},
+                {"response": 1, "criterion": "overall", "mu": 100, "nu": 500},
+            ]
+        ),
     )
 
     with pytest.raises(ImportRejected) as rejected:
@@ -190,10 +193,12 @@ def test_the_annotations_export_names_imported_annotators_as_their_file_did(proj
         project=project,
         item=items[2],
         annotator=annotator,
-        values=[
-            {"response": 0, "criterion": "overall", "mu": 500, "nu": 200},
-            {"response": 1, "criterion": "overall", "mu": 100, "nu": 700},
-        ],
+        save=SaveRequest(
+            values=[
+                {"response": 0, "criterion": "overall", "mu": 500, "nu": 200},
+                {"response": 1, "criterion": "overall", "mu": 100, "nu": 700},
+            ]
+        ),
     )
 
     rows = [json.loads(line) for line in export_lines(project=project, options=ExportOptions(format="annotations"))]

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotation import repeat_services, services
 from annotation.models import Annotation, JudgmentValue, Repeat, StudyCell
+from annotation.saving import SaveRequest
 from projects.models import Project
 
 METHODS = ["binary", "likert", "ifs"]
@@ -84,7 +85,7 @@ def repeated(study):
         for cell in cells:
             services.assignment_claim_next(project=project, annotator=person)
             first = _judgment(cell.method, k, cell.sequence, again=False)
-            services.annotation_save(project=project, item=cell.item, annotator=person, **first)
+            services.annotation_save(project=project, item=cell.item, annotator=person, save=SaveRequest(**first))
     # Repeats are chosen here rather than drawn by the queue, so that every method has some for every person.
     Project.objects.filter(pk=project.pk).update(repeat_rate=0.2)
     project.refresh_from_db()
@@ -107,7 +108,9 @@ def repeated(study):
                     continue
                 first = _judgment(method, k, cell.sequence, again=False)
                 second = _judgment(method, k, cell.sequence, again=True)
-                assert repeat_services.repeat_answer(project=project, item=cell.item, annotator=person, **second)
+                assert repeat_services.repeat_answer(
+                    project=project, item=cell.item, annotator=person, save=SaveRequest(**second)
+                )
                 distances.setdefault((person.pk, method), []).append(_distance(method, first, second))
     # The originals are untouched by their repeats: the report reads them as saved.
     assert JudgmentValue.objects.filter(annotation__annotator=people[0]).count() == 3 * 2
@@ -166,7 +169,10 @@ def test_without_answered_repeats_the_report_says_why(study, rate, says):
     cell = StudyCell.objects.filter(annotator=people[0]).select_related("item").order_by("sequence").first()
     services.assignment_claim_next(project=project, annotator=people[0])
     services.annotation_save(
-        project=project, item=cell.item, annotator=people[0], **_judgment(cell.method, 0, 0, again=False)
+        project=project,
+        item=cell.item,
+        annotator=people[0],
+        save=SaveRequest(**_judgment(cell.method, 0, 0, again=False)),
     )
     client = _client(lead)
     consistency = client.get(f"/api/projects/{project.pk}/method-study/report/").json()["report"]["self_consistency"]

@@ -14,6 +14,7 @@ from django.test import Client
 from aggregation.studies.report import PLOTS
 from annotation import services
 from annotation.models import StudyCell
+from annotation.saving import SaveRequest
 from projects.models import TIE
 
 METHODS = ["binary", "likert", "ifs"]
@@ -48,7 +49,7 @@ def _label_all(project, people) -> dict[tuple[int, str], list[bool]]:
                     {"response": position, "criterion": "overall", **(good if position == preferred else bad)}
                     for position in (0, 1)
                 ]
-            services.annotation_save(project=project, item=cell.item, annotator=person, **arguments)
+            services.annotation_save(project=project, item=cell.item, annotator=person, save=SaveRequest(**arguments))
             correct[(person.pk, cell.method)].append(right)
     assert TIE not in {c.item.gold_position for c in StudyCell.objects.select_related("item")}
     return correct

@@ -9,6 +9,7 @@ import pytest
 from aggregation import services
 from aggregation.models import ItemAggregate, ProjectAggregate
 from annotation.models import ItemEscalation
+from annotation.saving import SaveRequest
 from annotation.services import annotation_save, assignment_claim_next
 from projects.models import TIE, Membership, Project
 from tests.aggregation.conftest import annotate_ifs, project_make
@@ -80,7 +81,7 @@ def test_the_figures_count_labels_spent_and_what_they_changed(world):
         {"response": 0, "criterion": "overall", "mu": 900, "nu": 50},
         {"response": 1, "criterion": "overall", "mu": 50, "nu": 900},
     ]
-    annotation_save(project=project, item=items[2], annotator=third, values=values)
+    annotation_save(project=project, item=items[2], annotator=third, save=SaveRequest(values=values))
     # What the dispatch does after the save's commit, which a test transaction never reaches.
     services.item_aggregates_recompute(project_id=project.pk, item_ids=[items[2].pk])
     services.project_aggregates_recompute(project_id=project.pk)

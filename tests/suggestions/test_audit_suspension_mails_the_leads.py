@@ -9,6 +9,7 @@ from django.core import mail
 from django.db import transaction
 
 from annotation.models import LabelRequest
+from annotation.saving import SaveRequest
 from annotation.services import annotation_save
 from projects.models import Membership, Project
 from suggestions.certification import labeling_figures_recompute
@@ -47,7 +48,9 @@ def _handed_off_project_with_a_failing_audit() -> Project:
     label_requests_draw(project=project, kind="audit", rate=1.0, labels_per_item=1)
     # The model's answers no longer hold: the auditors disagree with every one.
     for request in LabelRequest.objects.filter(project=project, kind="audit", status=LabelRequest.Status.OPEN):
-        annotation_save(project=project, item=request.item, annotator=request.annotator, binary_choice=1)
+        annotation_save(
+            project=project, item=request.item, annotator=request.annotator, save=SaveRequest(binary_choice=1)
+        )
     mail.outbox.clear()
     return project
 

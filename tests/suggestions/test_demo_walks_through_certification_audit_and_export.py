@@ -16,6 +16,7 @@ from django.test import Client
 
 from aggregation.models import ItemAggregate, Provenance
 from annotation.models import LabelRequest
+from annotation.saving import SaveRequest
 from annotation.services import annotation_save
 from projects.models import TIE, Item, Membership, Project
 from suggestions.certification import labeling_figures_recompute
@@ -48,7 +49,7 @@ def _answer(project: Project, kinds: tuple[str, ...], choose: Callable[[LabelReq
             project=project,
             item=request.item,
             annotator=request.annotator,
-            values=_values(request.item, choose(request)),
+            save=SaveRequest(values=_values(request.item, choose(request))),
         )
         answered += 1
     return answered

@@ -10,6 +10,7 @@ from django.test import Client
 
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance
 from annotation.models import LabelRequest
+from annotation.saving import SaveRequest
 from annotation.services import annotation_save
 from projects.models import Membership, Project
 from suggestions.certification import labeling_figures_recompute
@@ -45,7 +46,10 @@ def _project(n_items: int = 30, **settings) -> tuple[Project, list]:
 def _answer(project: Project, kind: str, choose) -> None:
     for request in LabelRequest.objects.filter(project=project, kind=kind, status=LabelRequest.Status.OPEN):
         annotation_save(
-            project=project, item=request.item, annotator=request.annotator, binary_choice=choose(request.item)
+            project=project,
+            item=request.item,
+            annotator=request.annotator,
+            save=SaveRequest(binary_choice=choose(request.item)),
         )
 
 
