@@ -21,10 +21,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from drf_spectacular.authentication import SessionScheme
 from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
-from rest_framework.authtoken.models import Token
 from rest_framework.request import Request
 
-from annotation.participants.selectors import PARTICIPANT_SESSION_KEY, participant_for_session, participant_holds_item
+from annotation.participants.selectors import (
+    PARTICIPANT_SESSION_KEY,
+    api_token_with_user,
+    participant_for_session,
+    participant_holds_item,
+)
 from projects.models import Participant
 
 OPEN_ATTRIBUTE = "participant_open"
@@ -76,7 +80,7 @@ class MemberTokenAuthentication(TokenAuthentication):
     """DRF's token authentication, refusing a participant's token (one query, as before: the participant joins)."""
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
-        token = Token.objects.select_related("user", "user__study_participant").filter(key=key).first()
+        token = api_token_with_user(key=key)
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid token.")
         if not token.user.is_active:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from django.apps import apps
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
@@ -145,6 +146,13 @@ def participant_records(*, link: StudyLink, participants: Iterable[Participant])
 
 def participant_record(*, participant: Participant) -> ParticipantRecord:
     return participant_records(link=participant.link, participants=[participant])[participant.user_id]
+
+
+def api_token_with_user(*, key: str) -> Any:
+    """The API token with this key, its user and (if any) the user's participant record, in one query (the model
+    looked up by name, so this selector module stays free of the REST framework)."""
+    token = apps.get_model("authtoken", "Token")
+    return token.objects.select_related("user", "user__study_participant").filter(key=key).first()
 
 
 def participant_holds_item(*, participant: Participant, item_id: int) -> bool:

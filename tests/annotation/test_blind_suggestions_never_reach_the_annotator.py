@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from annotation.models import Annotation, SuggestionExposure
 from annotation.participants.services import study_link_create
+from annotation.queue.services import assignment_claim_item
 from projects.models import Item, Participant, Project
 from tests.annotation.conftest import ifs_form, item_url, next_url
 from tests.annotation.study_helpers import enter_url
@@ -140,7 +141,9 @@ def test_a_study_participant_sees_nothing_of_blind_items_either(project, lead, m
     assert not SuggestionExposure.objects.filter(item__in=blind_items, annotator=participant.user).exists()
     assert not Annotation.objects.filter(item__in=blind_items, annotator=participant.user, suggestion_shown=True)
 
+    # Control: an item the participant's queue served (the gate opens no other) shows its marker on the page.
     shown = shown_items[0]
+    assignment_claim_item(project=project, item=shown, annotator=participant.user)
     bodies, _ = _walk(client, project, shown)
     assert "page" in [what for what, _, text in bodies if markers[shown.pk] in text], "the search itself works"
     end = client.get(reverse("study_end", kwargs={"token": link.token}), follow=True).content.decode()

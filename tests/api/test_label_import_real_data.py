@@ -72,13 +72,18 @@ def test_binary_labels_import_whole(db, comparisons, monkeypatch):
     assert len(changed) == item_count
     workers = {r["worker"] for r in comparisons}
     members = Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR)
-    assert set(members.values_list("user__username", flat=True)) == workers
-    assert not any(u.has_usable_password() for u in get_user_model().objects.filter(username__in=workers))
+    # Each worker is an identity of this project, its labels under a user nobody can log in as.
+    assert set(members.values_list("user__imported_identity__external_id", flat=True)) == workers
+    shadows = get_user_model().objects.filter(imported_identity__project=project)
+    assert shadows.count() == len(workers)
+    assert not any(u.has_usable_password() or u.is_active for u in shadows)
     assert AnnotationRevision.objects.filter(annotation__project=project, reason="import").count() == len(comparisons)
     project.refresh_from_db()
     assert project.labelling_started_at is not None
     row = comparisons[0]
-    label = Annotation.objects.get(item__external_id=_item_id(row), annotator__username=row["worker"])
+    label = Annotation.objects.get(
+        item__external_id=_item_id(row), annotator__imported_identity__external_id=row["worker"]
+    )
     assert label.binary_choice == row["choice"]
     assert label.suggestion_shown is False
     assert label.source == "import"
@@ -100,7 +105,7 @@ def test_confidence_imports_as_a_nine_point_likert_scale(db, comparisons):
     # The scale's 1 is "position 0 strongly preferred": every label agrees with the binary choice in the data.
     by_key = {(_item_id(r), r["worker"]): r["choice"] for r in comparisons}
     for external_id, worker, likert in Annotation.objects.filter(project=project).values_list(
-        "item__external_id", "annotator__username", "likert_value"
+        "item__external_id", "annotator__imported_identity__external_id", "likert_value"
     ):
         assert (likert > 5) == (by_key[(external_id, worker)] == 1)
 
@@ -123,7 +128,9 @@ def test_a_worker_changing_their_mind_later_in_the_file_is_a_revision(db, compar
     assert (result.created, result.revisions) == (len(comparisons), len(revised))
     assert Annotation.objects.filter(project=project).count() == len(comparisons)
     for r in revised:
-        label = Annotation.objects.get(item__external_id=_item_id(r), annotator__username=r["worker"])
+        label = Annotation.objects.get(
+            item__external_id=_item_id(r), annotator__imported_identity__external_id=r["worker"]
+        )
         assert label.binary_choice == 1 - r["choice"]
         assert list(label.revisions.order_by("number").values_list("payload__binary_choice", flat=True)) == [
             r["choice"],
