@@ -13,21 +13,9 @@ from celery import shared_task
 
 from annotation.imports.formats import labels_import_formatted
 from annotation.imports.labels import LabelImportResult, labels_import
-from projects.formats import NATIVE
-from projects.imports.items import ImportRejected
 from projects.imports.preview import labels_preview
-from projects.imports.tasks import (
-    checked_line_count,
-    dry_run_outcome,
-    file_problems_named,
-    formatted_input,
-    job_lines,
-    reading_options,
-    rejected_failure,
-    resolved_format,
-    row_errors,
-)
-from projects.jobs import Progress, job_input_file, job_run
+from projects.imports.tasks import import_job_outcome, row_errors
+from projects.jobs import Progress, job_run
 from projects.models import Job
 
 
@@ -51,35 +39,20 @@ def import_labels_job_run(*, job_id: int) -> None:
             "allow_members": bool(job.options.get("allow_members", False)),
             "allow_leads": bool(job.options.get("allow_leads", False)),
         }
-        with file_problems_named():
-            fmt, why = resolved_format(job, labels=True)
-
-            def run() -> dict[str, Any]:
-                if fmt == NATIVE:
-                    progress(0, checked_line_count(job))
-                    return _as_dict(
-                        labels_import(project=job.project, lines=job_lines(job), progress=progress, **common)
-                    )
-                progress(0, 0)
-                return _as_dict(
-                    labels_import_formatted(
-                        project=job.project,
-                        fmt=fmt,
-                        handle=formatted_input(job, fmt),
-                        progress=progress,
-                        reading=reading_options(job),
-                        **common,
-                    )
+        return import_job_outcome(
+            job,
+            progress,
+            labels=True,
+            native=lambda lines, _total: _as_dict(
+                labels_import(project=job.project, lines=lines, progress=progress, **common)
+            ),
+            formatted=lambda fmt, handle, reading: _as_dict(
+                labels_import_formatted(
+                    project=job.project, fmt=fmt, handle=handle, progress=progress, reading=reading, **common
                 )
-
-            def preview() -> list[dict[str, Any]]:
-                data = job_input_file(job_id=job.pk).getvalue()
-                return labels_preview(project=job.project, fmt=fmt, data=data, reading=reading_options(job))
-
-            try:
-                return dry_run_outcome(run, preview=preview, fmt=fmt, why=why, dry=bool(job.options.get("dry_run")))
-            except ImportRejected as rejected:
-                raise rejected_failure(rejected) from None
+            ),
+            preview=labels_preview,
+        )
 
     job_run(job_id=job_id, kinds=[Job.Kind.IMPORT_LABELS], work=work)
 

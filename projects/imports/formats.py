@@ -12,8 +12,8 @@ JSON Lines keep the services' streaming.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import IO, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import IO, Any, Protocol, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -55,6 +55,47 @@ def rejected_with(errors: list[RowError]) -> ImportRejected:
     return ImportRejected(sorted(errors, key=lambda e: e.line))
 
 
+class _Traceable(Protocol):
+    errors: list[RowError]
+    notes: list[str]
+
+
+_Result = TypeVar("_Result", bound=_Traceable)
+
+
+def formatted_import(
+    *,
+    fmt: str,
+    handle: IO[bytes],
+    reading: Mapping[str, Any] | None,
+    skip_invalid: bool,
+    convert: Callable[[Options], Converted],
+    run: Callable[[Iterable[str], int | None], _Result],
+) -> tuple[_Result, int]:
+    """The import of items or of labels from another tool's file: ``convert`` reads the file with the lead's options,
+    ``run`` (the import service, given the JSON lines and, for a converted file, their count) writes them.
+
+    Returns the service's result, its errors named by the original records, and how many records the conversion
+    rejected (the caller counts them with its own skipped rows). Native JSON Lines stream to ``run`` unconverted."""
+    check_format(fmt)
+    options = format_options(reading)
+    if fmt == NATIVE:
+        return run((raw.decode("utf-8", errors="replace") for raw in handle), None), 0
+    converted = convert(options)
+    failed = conversion_errors(converted)
+    sources = [source for source, _ in converted.rows]
+    try:
+        # A savepoint: the service's own transaction; the outer one rolls back if conversion found bad records.
+        result = run([_ENCODER.encode(row) for _, row in converted.rows], len(sources))
+    except ImportRejected as rejected:
+        raise rejected_with(failed + traced_errors(rejected.errors, sources)) from None
+    if failed and not skip_invalid:
+        raise rejected_with(failed)
+    result.errors = sorted(failed + traced_errors(result.errors, sources), key=lambda e: e.line)
+    result.notes = converted.notes
+    return result, len(failed)
+
+
 @transaction.atomic
 def items_import_formatted(
     *,
@@ -70,37 +111,23 @@ def items_import_formatted(
     """Items from another tool's file; raises ImportRejected (nothing written) on bad records unless skipping.
 
     ``reading``: the lead's options for reading the file (scheme, ratings_rule, statuses, items_key, scale)."""
-    check_format(fmt)
-    options = format_options(reading)
-    if fmt == NATIVE:
-        lines = (raw.decode("utf-8", errors="replace") for raw in handle)
-        return items_import(
+    result, failed = formatted_import(
+        fmt=fmt,
+        handle=handle,
+        reading=reading,
+        skip_invalid=skip_invalid,
+        convert=lambda options: convert_items(
+            fmt, handle, options=options, seed=project.seed, trl_chosen_as=trl_chosen_as
+        ),
+        run=lambda lines, total: items_import(
             project=project,
             lines=lines,
             on_duplicate=on_duplicate,
             skip_invalid=skip_invalid,
             trl_chosen_as=trl_chosen_as,
             progress=progress,
-        )
-    converted = convert_items(fmt, handle, options=options, seed=project.seed, trl_chosen_as=trl_chosen_as)
-    failed = conversion_errors(converted)
-    sources = [source for source, _ in converted.rows]
-    try:
-        # A savepoint: the service's own transaction; the outer one rolls back if conversion found bad records.
-        result = items_import(
-            project=project,
-            lines=[_ENCODER.encode(row) for _, row in converted.rows],
-            on_duplicate=on_duplicate,
-            skip_invalid=skip_invalid,
-            trl_chosen_as=trl_chosen_as,
-            progress=progress,
-            total_lines=len(sources),
-        )
-    except ImportRejected as rejected:
-        raise rejected_with(failed + traced_errors(rejected.errors, sources)) from None
-    if failed and not skip_invalid:
-        raise rejected_with(failed)
-    result.errors = sorted(failed + traced_errors(result.errors, sources), key=lambda e: e.line)
-    result.invalid += len(failed)
-    result.notes = converted.notes
+            total_lines=total,
+        ),
+    )
+    result.invalid += failed
     return result

@@ -10,9 +10,9 @@ from __future__ import annotations
 import io
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from celery import shared_task
 from django.conf import settings
@@ -224,6 +224,46 @@ def dry_run_outcome(
     return outcome
 
 
+class ImportPreview(Protocol):
+    def __call__(
+        self, *, project: Project, fmt: str, data: bytes, reading: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]: ...
+
+
+def import_job_outcome(
+    job: Job,
+    progress: Progress,
+    *,
+    labels: bool,
+    native: Callable[[Any, int], dict[str, Any]],
+    formatted: Callable[[str, io.BytesIO, dict[str, Any]], dict[str, Any]],
+    preview: ImportPreview,
+) -> dict[str, Any]:
+    """An import job's work for items or labels: the format found, the file checked, then ``native`` (given the
+    file's lines and their count) or ``formatted`` (given the format, the whole file and the lead's reading
+    options), for real or as a dry run with ``preview`` of the first records."""
+    with file_problems_named():
+        fmt, why = resolved_format(job, labels=labels)
+
+        def run() -> dict[str, Any]:
+            if fmt != NATIVE:
+                # Another tool's file (often one JSON array) is converted whole, so it is read whole.
+                progress(0, 0)
+                return formatted(fmt, formatted_input(job, fmt), reading_options(job))
+            total = checked_line_count(job)
+            progress(0, total)
+            return native(job_lines(job), total)
+
+        def preview_rows() -> list[dict[str, Any]]:
+            data = job_input_file(job_id=job.pk).getvalue()
+            return preview(project=job.project, fmt=fmt, data=data, reading=reading_options(job))
+
+        try:
+            return dry_run_outcome(run, preview=preview_rows, fmt=fmt, why=why, dry=bool(job.options.get("dry_run")))
+        except ImportRejected as rejected:
+            raise rejected_failure(rejected) from None
+
+
 def import_items_job_run(*, job_id: int) -> None:
     def work(job: Job, progress: Progress) -> dict[str, Any]:
         common = {
@@ -231,35 +271,18 @@ def import_items_job_run(*, job_id: int) -> None:
             "skip_invalid": bool(job.options.get("skip_invalid", False)),
             "trl_chosen_as": job.options.get("trl_chosen_as", "gold"),
         }
-        with file_problems_named():
-            fmt, why = resolved_format(job, labels=False)
-
-            def run() -> dict[str, Any]:
-                if fmt != NATIVE:
-                    # Another tool's file (often one JSON array) is converted whole, so it is read whole.
-                    progress(0, 0)
-                    return items_import_formatted(
-                        project=job.project,
-                        fmt=fmt,
-                        handle=formatted_input(job, fmt),
-                        progress=progress,
-                        reading=reading_options(job),
-                        **common,
-                    ).as_dict()
-                total = checked_line_count(job)
-                progress(0, total)
-                return items_import(
-                    project=job.project, lines=job_lines(job), progress=progress, total_lines=total, **common
-                ).as_dict()
-
-            def preview() -> list[dict[str, Any]]:
-                data = job_input_file(job_id=job.pk).getvalue()
-                return items_preview(project=job.project, fmt=fmt, data=data, reading=reading_options(job))
-
-            try:
-                return dry_run_outcome(run, preview=preview, fmt=fmt, why=why, dry=bool(job.options.get("dry_run")))
-            except ImportRejected as rejected:
-                raise rejected_failure(rejected) from None
+        return import_job_outcome(
+            job,
+            progress,
+            labels=False,
+            native=lambda lines, total: items_import(
+                project=job.project, lines=lines, progress=progress, total_lines=total, **common
+            ).as_dict(),
+            formatted=lambda fmt, handle, reading: items_import_formatted(
+                project=job.project, fmt=fmt, handle=handle, progress=progress, reading=reading, **common
+            ).as_dict(),
+            preview=items_preview,
+        )
 
     job_run(job_id=job_id, kinds=[Job.Kind.IMPORT_ITEMS], work=work)
 
