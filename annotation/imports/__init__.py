@@ -1,3 +1,4 @@
-"""Import of existing human labels, so a lab can bring its old data and measure it: ``labels`` checks and writes
-Penumbra's JSON Lines, ``formats`` first converts other tools' files (through ``projects.formats``), and ``tasks``
-runs either as a background Job (the item import's plumbing, ``projects.imports.tasks``)."""
+"""Import of existing human labels, so a lab can bring its old data and measure it: ``label_rows`` checks each row
+of Penumbra's JSON Lines, ``labels`` writes them, ``formats`` first converts other tools' files (through
+``projects.formats``), and ``tasks`` runs either as a background Job (the item import's plumbing,
+``projects.imports.tasks``)."""

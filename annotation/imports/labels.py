@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from itertools import islice
 from typing import Any
 
@@ -47,15 +47,14 @@ from django.db import transaction
 from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
+from annotation.imports.label_rows import INT_MAX, ParsedLabel, check_against_item, parse_label
 from annotation.models import Annotation, AnnotationRevision, JudgmentValue
 from config import events
 from config.bulk import insert_rows
-from config.input_limits import DEPTH_MESSAGE, json_value_problem
 from projects.imports.annotators import label_annotators_resolve
-from projects.imports.items import ImportRejected, RowError, RowInvalid, to_permille
-from projects.models import PERMILLE, TIE, Item, Project, Response
+from projects.imports.items import ImportRejected, RowError
+from projects.models import Item, Project, Response
 from projects.services import project_mark_labelling_started
 
 PAGE_SIZE = 1000
@@ -76,136 +75,7 @@ class LabelImportResult:
     notes: list[str] = field(default_factory=list)  # how another tool's file was read, where the lead chose
 
 
-@dataclass
-class _Label:
-    line: int
-    item_external_id: str
-    annotator: str
-    mode: str
-    choice: int | None = None
-    likert: int | None = None
-    # (position, criterion name) → (μ, ν) per-mille
-    values: dict[tuple[int, str], tuple[int, int]] = field(default_factory=dict)
-    time_spent_ms: int = 0
-    timestamp: datetime | None = None
-    response_order: list[int] | None = None
-    suggestion_shown: bool = False
-
-
-def _permille(raw: Any, what: str) -> int:
-    try:
-        return to_permille(raw, what)
-    except RowInvalid as exc:
-        raise ValueError(str(exc)) from None
-
-
-#: The largest value an integer column holds (time per label in ms: 24 days).
-INT_MAX = 2**31 - 1
-
-
-def _whole(raw: Any, name: str, minimum: int, maximum: int = INT_MAX) -> int:
-    if isinstance(raw, bool) or not isinstance(raw, int) or not minimum <= raw <= maximum:
-        raise ValueError(f"{name} must be a whole number from {minimum} to {maximum}")
-    return raw
-
-
-def _parse(line_number: int, text: str, project: Project, criterion_names: list[str]) -> _Label:
-    """A label with its shape checked; raises ValueError with the reason. Item-dependent checks come later."""
-    try:
-        row = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise ValueError(DEPTH_MESSAGE) from None
-    if (problem := json_value_problem(row)) is not None:
-        raise ValueError(problem)
-    if not isinstance(row, dict):
-        raise ValueError("expected a JSON object")
-    item = row.get("item")
-    if not isinstance(item, str | int) or isinstance(item, bool) or not str(item).strip():
-        raise ValueError('"item" (the item\'s external id) is missing')
-    annotator = row.get("annotator")
-    if not isinstance(annotator, str) or not annotator.strip():
-        raise ValueError('"annotator" (a name) is missing')
-    if len(annotator.strip()) > 150:
-        raise ValueError('"annotator" is longer than 150 characters')
-    if project.mode == Project.Mode.CROSSOVER:
-        raise ValueError("a crossover method study takes no imported labels: every label follows its plan")
-    mode = row.get("mode")
-    if mode != project.mode:
-        raise ValueError(f'"mode" must be "{project.mode}", the project\'s mode (got {json.dumps(mode)})')
-    label = _Label(line=line_number, item_external_id=str(item).strip(), annotator=annotator.strip(), mode=mode)
-
-    if mode == Project.Mode.BINARY:
-        choice = row.get("choice")
-        if choice == "tie":
-            label.choice = TIE
-        else:
-            label.choice = _whole(choice, '"choice" (a response position or "tie")', TIE)
-    elif mode == Project.Mode.LIKERT:
-        likert = _whole(row.get("likert"), '"likert"', 1)
-        if likert > project.likert_points:
-            raise ValueError(f'"likert" must be from 1 to {project.likert_points}')
-        label.likert = likert
-    else:
-        values = row.get("values")
-        if not isinstance(values, list) or not values:
-            raise ValueError('"values" must be a list of {"position", "criterion", "mu", "nu"}')
-        for entry in values:
-            if not isinstance(entry, dict):
-                raise ValueError('each of "values" must be an object {"position", "criterion", "mu", "nu"}')
-            position = _whole(entry.get("position"), '"position"', 0)
-            criterion = entry.get("criterion")
-            if criterion is None and len(criterion_names) == 1:
-                criterion = criterion_names[0]
-            if criterion not in criterion_names:
-                raise ValueError(f"unknown criterion {json.dumps(criterion)} (expected {', '.join(criterion_names)})")
-            mu = _permille(entry.get("mu"), f"mu of position {position}, {criterion}")
-            nu = _permille(entry.get("nu"), f"nu of position {position}, {criterion}")
-            if mu + nu > PERMILLE:
-                raise ValueError(f"mu + nu of position {position}, {criterion} is above 1")
-            if (position, criterion) in label.values:
-                raise ValueError(f"position {position}, {criterion} is given twice")
-            label.values[(position, criterion)] = (mu, nu)
-
-    if "time_spent_ms" in row and row["time_spent_ms"] is not None:
-        label.time_spent_ms = _whole(row["time_spent_ms"], '"time_spent_ms"', 0)
-    if row.get("timestamp") is not None:
-        stamp = parse_datetime(str(row["timestamp"]))
-        if stamp is None:
-            raise ValueError('"timestamp" must be an ISO 8601 date and time')
-        label.timestamp = stamp if timezone.is_aware(stamp) else timezone.make_aware(stamp, UTC)
-    if row.get("response_order") is not None:
-        order = row["response_order"]
-        if not isinstance(order, list) or any(isinstance(p, bool) or not isinstance(p, int) for p in order):
-            raise ValueError('"response_order" must be a list of response positions')
-        label.response_order = order
-    shown = row.get("suggestion_shown", False)
-    if not isinstance(shown, bool):
-        raise ValueError('"suggestion_shown" must be true or false')
-    label.suggestion_shown = shown
-    return label
-
-
-def _check_against_item(label: _Label, positions: list[int], criterion_names: list[str]) -> None:
-    if label.choice is not None and label.choice != TIE and label.choice not in positions:
-        raise ValueError(f'"choice" {label.choice} is not a response position of this item ({positions})')
-    if label.likert is not None and len(positions) != 2:
-        raise ValueError("a side-by-side scale needs an item with exactly two responses")
-    if label.values:
-        wanted = {(p, c) for p in positions for c in criterion_names}
-        given = set(label.values)
-        if given - wanted:
-            extra = sorted(p for p, _ in given - wanted)
-            raise ValueError(f"position(s) {extra} are not responses of this item ({positions})")
-        if wanted - given:
-            missing = ", ".join(f"position {p} {c}" for p, c in sorted(wanted - given))
-            raise ValueError(f"values missing for {missing}")
-    if label.response_order is not None and sorted(label.response_order) != positions:
-        raise ValueError(f'"response_order" must list each response position once ({positions})')
-
-
-def _payload(label: _Label, response_order: list[int]) -> dict[str, Any]:
+def _payload(label: ParsedLabel, response_order: list[int]) -> dict[str, Any]:
     """The same shape annotation_save writes, plus the label's own timestamp."""
     return {
         "mode": label.mode,
@@ -259,10 +129,10 @@ def labels_import(
     lines_read = 0
     while page := list(islice(numbered, PAGE_SIZE)):
         lines_read = page[-1][0]
-        labels: list[_Label] = []
+        labels: list[ParsedLabel] = []
         for number, text in page:
             try:
-                labels.append(_parse(number, text, project, criterion_names))
+                labels.append(parse_label(number, text, project, criterion_names))
             except ValueError as exc:
                 result.errors.append(RowError(number, str(exc)))
         items = dict(
@@ -291,7 +161,7 @@ def labels_import(
                 item_id__in=items.values(), annotator_id__in={annotators[lb.annotator].pk for lb in labels}
             ).values_list("pk", "item_id", "annotator_id", "source")
         }
-        candidates: list[tuple[_Label, int, int]] = []
+        candidates: list[tuple[ParsedLabel, int, int]] = []
         for label in labels:
             found = items.get(label.item_external_id)
             if found is None:
@@ -310,7 +180,7 @@ def labels_import(
                 )
                 continue
             try:
-                _check_against_item(label, sorted(responses.get(item_id, {})), criterion_names)
+                check_against_item(label, sorted(responses.get(item_id, {})), criterion_names)
             except ValueError as exc:
                 result.errors.append(RowError(label.line, str(exc)))
                 continue
@@ -320,7 +190,7 @@ def labels_import(
         same = _unchanged(again, candidates, responses, criteria)
         result.unchanged += len(same)
         result.revised += len(again) - len(same)
-        accepted: list[tuple[_Label, int, int]] = []
+        accepted: list[tuple[ParsedLabel, int, int]] = []
         for label, item_id, annotator_id in candidates:
             key = (item_id, annotator_id)
             if key in same:
@@ -350,7 +220,7 @@ def labels_import(
     return result
 
 
-def _judgment_of(label: _Label, criteria: dict[str, int], positions: dict[int, int]) -> tuple[Any, ...]:
+def _judgment_of(label: ParsedLabel, criteria: dict[str, int], positions: dict[int, int]) -> tuple[Any, ...]:
     values = frozenset(
         (positions[position], criteria[criterion], mu, nu) for (position, criterion), (mu, nu) in label.values.items()
     )
@@ -359,14 +229,14 @@ def _judgment_of(label: _Label, criteria: dict[str, int], positions: dict[int, i
 
 def _unchanged(
     again: dict[tuple[int, int], int],
-    candidates: list[tuple[_Label, int, int]],
+    candidates: list[tuple[ParsedLabel, int, int]],
     responses: dict[int, dict[int, int]],
     criteria: dict[str, int],
 ) -> set[tuple[int, int]]:
     """The annotator × items of an earlier import whose last row in this page is the label they already hold."""
     if not again:
         return set()
-    last: dict[tuple[int, int], _Label] = {}
+    last: dict[tuple[int, int], ParsedLabel] = {}
     for label, item_id, annotator_id in candidates:
         last[(item_id, annotator_id)] = label
     values: dict[int, set[tuple[int, int, int, int]]] = {pk: set() for pk in again.values()}
@@ -385,7 +255,7 @@ def _unchanged(
 
 def _write(
     project: Project,
-    accepted: list[tuple[_Label, int, int]],
+    accepted: list[tuple[ParsedLabel, int, int]],
     criteria: dict[str, int],
     responses: dict[int, dict[int, int]],
     written: dict[tuple[int, int], int],
@@ -395,7 +265,7 @@ def _write(
     Labels of one annotator × item are revisions: the last one becomes (or updates) the annotation, each one is
     an AnnotationRevision. ``written`` maps the annotator × items written by earlier pages to their annotation.
     """
-    groups: dict[tuple[int, int], list[_Label]] = {}
+    groups: dict[tuple[int, int], list[ParsedLabel]] = {}
     for label, item_id, annotator_id in accepted:
         groups.setdefault((item_id, annotator_id), []).append(label)
     if not groups:
@@ -467,12 +337,12 @@ _REVISED_FIELDS = (
 )
 
 
-def _order(label: _Label, positions: dict[int, int]) -> list[int]:
+def _order(label: ParsedLabel, positions: dict[int, int]) -> list[int]:
     return label.response_order or sorted(positions)
 
 
 def _annotation(
-    project: Project, key: tuple[int, int], labels: list[_Label], responses: dict[int, dict[int, int]]
+    project: Project, key: tuple[int, int], labels: list[ParsedLabel], responses: dict[int, dict[int, int]]
 ) -> Annotation:
     item_id, annotator_id = key
     annotation = Annotation(
@@ -489,7 +359,7 @@ def _annotation(
     return annotation
 
 
-def _revise(annotation: Annotation, labels: list[_Label], positions: dict[int, int]) -> None:
+def _revise(annotation: Annotation, labels: list[ParsedLabel], positions: dict[int, int]) -> None:
     """Apply ``labels`` (file order) to ``annotation`` as annotation_save would: the last one's judgment stands,
     time adds up, and once a suggestion was shown the annotation is never blind again."""
     last = labels[-1]
@@ -503,7 +373,7 @@ def _revise(annotation: Annotation, labels: list[_Label], positions: dict[int, i
 
 
 def _revision_rows(
-    groups: dict[tuple[int, int], list[_Label]],
+    groups: dict[tuple[int, int], list[ParsedLabel]],
     annotation_of: dict[tuple[int, int], Annotation],
     before: dict[tuple[int, int], tuple[int, bool]],
     responses: dict[int, dict[int, int]],

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,17 +196,24 @@ def split_metadata(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]
     return visible, lead_only
 
 
-def parse_row(*, line: int, text: str, project: Project, trl_chosen_as: str) -> ParsedItem:
+def json_object(text: str, *, invalid_json: Callable[[json.JSONDecodeError], str]) -> dict[str, Any]:
+    """One line of a JSON Lines import as an object; RowInvalid with the reason (``invalid_json`` words a line that
+    is not JSON) for a line too deep, holding a value no column takes, or not an object."""
     try:
         row = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise RowInvalid(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+        raise RowInvalid(invalid_json(exc)) from None
     except RecursionError:
         raise RowInvalid(DEPTH_MESSAGE) from None
     if (problem := json_value_problem(row)) is not None:
         raise RowInvalid(problem)
     if not isinstance(row, dict):
         raise RowInvalid("expected a JSON object")
+    return row
+
+
+def parse_row(*, line: int, text: str, project: Project, trl_chosen_as: str) -> ParsedItem:
+    row = json_object(text, invalid_json=lambda exc: f"not valid JSON: {exc.msg} (column {exc.colno})")
     if "chosen" in row or "rejected" in row:
         return _parse_trl(line=line, row=row, project=project, trl_chosen_as=trl_chosen_as)
     unknown = set(row) - NATIVE_FIELDS

@@ -1,0 +1,141 @@
+"""One row of a label import file: its shape and values checked (parse_label), then against its item.
+
+Every problem raises ValueError with the reason the import reports for the row's line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from projects.imports.items import RowInvalid, to_permille
+from projects.imports.rows import json_object
+from projects.models import PERMILLE, TIE, Project
+
+
+@dataclass
+class ParsedLabel:
+    line: int
+    item_external_id: str
+    annotator: str
+    mode: str
+    choice: int | None = None
+    likert: int | None = None
+    # (position, criterion name) → (μ, ν) per-mille
+    values: dict[tuple[int, str], tuple[int, int]] = field(default_factory=dict)
+    time_spent_ms: int = 0
+    timestamp: datetime | None = None
+    response_order: list[int] | None = None
+    suggestion_shown: bool = False
+
+
+def _permille(raw: Any, what: str) -> int:
+    try:
+        return to_permille(raw, what)
+    except RowInvalid as exc:
+        raise ValueError(str(exc)) from None
+
+
+#: The largest value an integer column holds (time per label in ms: 24 days).
+INT_MAX = 2**31 - 1
+
+
+def _whole(raw: Any, name: str, minimum: int, maximum: int = INT_MAX) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or not minimum <= raw <= maximum:
+        raise ValueError(f"{name} must be a whole number from {minimum} to {maximum}")
+    return raw
+
+
+def parse_label(line_number: int, text: str, project: Project, criterion_names: list[str]) -> ParsedLabel:
+    """A label with its shape checked; raises ValueError with the reason. Item-dependent checks come later."""
+    try:
+        row = json_object(text, invalid_json=lambda exc: f"not valid JSON ({exc.msg})")
+    except RowInvalid as exc:
+        raise ValueError(str(exc)) from None
+    item = row.get("item")
+    if not isinstance(item, str | int) or isinstance(item, bool) or not str(item).strip():
+        raise ValueError('"item" (the item\'s external id) is missing')
+    annotator = row.get("annotator")
+    if not isinstance(annotator, str) or not annotator.strip():
+        raise ValueError('"annotator" (a name) is missing')
+    if len(annotator.strip()) > 150:
+        raise ValueError('"annotator" is longer than 150 characters')
+    if project.mode == Project.Mode.CROSSOVER:
+        raise ValueError("a crossover method study takes no imported labels: every label follows its plan")
+    mode = row.get("mode")
+    if mode != project.mode:
+        raise ValueError(f'"mode" must be "{project.mode}", the project\'s mode (got {json.dumps(mode)})')
+    label = ParsedLabel(line=line_number, item_external_id=str(item).strip(), annotator=annotator.strip(), mode=mode)
+
+    if mode == Project.Mode.BINARY:
+        choice = row.get("choice")
+        if choice == "tie":
+            label.choice = TIE
+        else:
+            label.choice = _whole(choice, '"choice" (a response position or "tie")', TIE)
+    elif mode == Project.Mode.LIKERT:
+        likert = _whole(row.get("likert"), '"likert"', 1)
+        if likert > project.likert_points:
+            raise ValueError(f'"likert" must be from 1 to {project.likert_points}')
+        label.likert = likert
+    else:
+        values = row.get("values")
+        if not isinstance(values, list) or not values:
+            raise ValueError('"values" must be a list of {"position", "criterion", "mu", "nu"}')
+        for entry in values:
+            if not isinstance(entry, dict):
+                raise ValueError('each of "values" must be an object {"position", "criterion", "mu", "nu"}')
+            position = _whole(entry.get("position"), '"position"', 0)
+            criterion = entry.get("criterion")
+            if criterion is None and len(criterion_names) == 1:
+                criterion = criterion_names[0]
+            if criterion not in criterion_names:
+                raise ValueError(f"unknown criterion {json.dumps(criterion)} (expected {', '.join(criterion_names)})")
+            mu = _permille(entry.get("mu"), f"mu of position {position}, {criterion}")
+            nu = _permille(entry.get("nu"), f"nu of position {position}, {criterion}")
+            if mu + nu > PERMILLE:
+                raise ValueError(f"mu + nu of position {position}, {criterion} is above 1")
+            if (position, criterion) in label.values:
+                raise ValueError(f"position {position}, {criterion} is given twice")
+            label.values[(position, criterion)] = (mu, nu)
+
+    if "time_spent_ms" in row and row["time_spent_ms"] is not None:
+        label.time_spent_ms = _whole(row["time_spent_ms"], '"time_spent_ms"', 0)
+    if row.get("timestamp") is not None:
+        stamp = parse_datetime(str(row["timestamp"]))
+        if stamp is None:
+            raise ValueError('"timestamp" must be an ISO 8601 date and time')
+        label.timestamp = stamp if timezone.is_aware(stamp) else timezone.make_aware(stamp, UTC)
+    if row.get("response_order") is not None:
+        order = row["response_order"]
+        if not isinstance(order, list) or any(isinstance(p, bool) or not isinstance(p, int) for p in order):
+            raise ValueError('"response_order" must be a list of response positions')
+        label.response_order = order
+    shown = row.get("suggestion_shown", False)
+    if not isinstance(shown, bool):
+        raise ValueError('"suggestion_shown" must be true or false')
+    label.suggestion_shown = shown
+    return label
+
+
+def check_against_item(label: ParsedLabel, positions: list[int], criterion_names: list[str]) -> None:
+    if label.choice is not None and label.choice != TIE and label.choice not in positions:
+        raise ValueError(f'"choice" {label.choice} is not a response position of this item ({positions})')
+    if label.likert is not None and len(positions) != 2:
+        raise ValueError("a side-by-side scale needs an item with exactly two responses")
+    if label.values:
+        wanted = {(p, c) for p in positions for c in criterion_names}
+        given = set(label.values)
+        if given - wanted:
+            extra = sorted(p for p, _ in given - wanted)
+            raise ValueError(f"position(s) {extra} are not responses of this item ({positions})")
+        if wanted - given:
+            missing = ", ".join(f"position {p} {c}" for p, c in sorted(wanted - given))
+            raise ValueError(f"values missing for {missing}")
+    if label.response_order is not None and sorted(label.response_order) != positions:
+        raise ValueError(f'"response_order" must list each response position once ({positions})')
