@@ -20,17 +20,14 @@ from aggregation.exports.tasks import export_job_start
 from aggregation.forms import ExportForm
 from aggregation.selectors import export_job_get, export_jobs_recent
 from config.auth import signed_in_user
+from projects.job_views import job_page, job_progress
 from projects.models import Job
 from projects.selectors import project_get_for_lead
 
 
 def _job_context(job: Job) -> dict[str, Any]:
-    total = job.progress_total
-    percent = round(100 * job.progress_done / total) if total else (100 if job.status == Job.Status.DONE else 0)
     return {
-        "job": job,
-        "running": job.status in (Job.Status.PENDING, Job.Status.RUNNING),
-        "percent": min(100, percent),
+        **job_progress(job),
         "filters": {k: v for k, v in job.options.items() if v not in (None, "") and k != "format"},
     }
 
@@ -59,7 +56,4 @@ def export_page(request: HttpRequest, project_id: int) -> HttpResponse:
 @require_GET
 def export_job(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
     project, job = export_job_get(user=request.user, project_id=project_id, job_id=job_id)
-    context = {"project": project, **_job_context(job)}
-    if request.htmx:  # type: ignore[attr-defined]
-        return render(request, "dashboard/partials/export_job.html", context)
-    return render(request, "dashboard/export_job.html", context)
+    return job_page(request, "export_job", {"project": project, **_job_context(job)})

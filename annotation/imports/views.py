@@ -35,6 +35,7 @@ from projects.imports.tasks import (
     upload_limit_bytes,
     upload_too_large_message,
 )
+from projects.job_views import job_page, job_progress
 from projects.models import Job, Project
 
 PAYLOAD_SLACK = 64 * 1024  # a multipart body carries headers and boundaries besides the file
@@ -95,15 +96,11 @@ def import_page(request: HttpRequest, project_id: int) -> HttpResponse:
 
 
 def _job_context(job: Job) -> dict[str, Any]:
-    total = job.progress_total
     done = job.status == Job.Status.DONE
-    percent = round(100 * job.progress_done / total) if total else (100 if done else 0)
     result = job.result or {}
     return {
-        "job": job,
+        **job_progress(job),
         "dry_run": bool(job.options.get("dry_run")),
-        "running": job.status in (Job.Status.PENDING, Job.Status.RUNNING),
-        "percent": min(100, percent),
         "result": result,
         "format_name": FORMAT_NAMES.get(result.get("format", ""), result.get("format", "")),
         "labels": job.kind == Job.Kind.IMPORT_LABELS,
@@ -117,10 +114,7 @@ def _job_context(job: Job) -> dict[str, Any]:
 @require_GET
 def import_job(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
     project, job = import_job_get(user=request.user, project_id=project_id, job_id=job_id)
-    context = {"project": project, **_job_context(job)}
-    if request.htmx:  # type: ignore[attr-defined]
-        return render(request, "dashboard/partials/import_job.html", context)
-    return render(request, "dashboard/import_job.html", context)
+    return job_page(request, "import_job", {"project": project, **_job_context(job)})
 
 
 @login_required
