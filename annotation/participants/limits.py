@@ -37,28 +37,35 @@ def _count(key: str, window: int) -> int:
         return 1
 
 
+def _wait_over_limit(name: str, *, window: int, limit: int, now: float) -> int | None:
+    """Counts one in the fixed window of ``window`` seconds that ``now`` falls in: when the count is over ``limit``,
+    the seconds until that window ends, else None."""
+    if _count(f"study-join:{name}:{int(now // window)}", window) <= limit:
+        return None
+    return window - int(now % window)
+
+
 def study_join_check(*, link_id: int, address: str, now: float | None = None) -> JoinRefusal | None:
     """Counts one new participant against both limits; a refusal when either is over. The address is checked
     first, so one noisy address does not use up the link's budget for everyone else."""
     now = time.time() if now is None else now
-    hour, minute = int(now // 3600), int(now // 60)
     address_digest = sha256(address.encode()).hexdigest()[:32]
     per_address = settings.STUDY_NEW_PARTICIPANTS_PER_ADDRESS_PER_HOUR
-    if _count(f"study-join:address:{address_digest}:{hour}", 3600) > per_address:
+    if (wait := _wait_over_limit(f"address:{address_digest}", window=3600, limit=per_address, now=now)) is not None:
         return JoinRefusal(
             message=(
                 f"Too many new participants started from your network in the last hour (at most {per_address}). "
                 "If you were sent here by a study platform, please try again later or contact the researchers."
             ),
-            retry_after=3600 - int(now % 3600),
+            retry_after=wait,
         )
     per_link = settings.STUDY_NEW_PARTICIPANTS_PER_LINK_PER_MINUTE
-    if _count(f"study-join:link:{link_id}:{minute}", 60) > per_link:
+    if (wait := _wait_over_limit(f"link:{link_id}", window=60, limit=per_link, now=now)) is not None:
         return JoinRefusal(
             message=(
                 f"This study is taking in many participants at once (at most {per_link} a minute). "
                 "Please wait a minute and open your study link again: nothing was created."
             ),
-            retry_after=60 - int(now % 60),
+            retry_after=wait,
         )
     return None
