@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from annotation import judgment
 from annotation.checks import SKIP_REASONS
+from annotation.claims import assignment_drawn
 from annotation.ifs_presets import IFS_PRESETS, presets_attribute
 from annotation.models import Annotation, Assignment, LabelRequest
 from annotation.repeat_selectors import repeat_open_for
@@ -242,16 +243,4 @@ def assignment_for_page(*, project: Project, item: Item, annotator: AbstractBase
     room = found["annotation_count"] + found["claims"] < project.overlap + found["extra_labels"]
     if not room and not found["requested"]:
         return None
-    positions = [response.position for response in item_responses(item)]
-    order = judgment.response_order_draw(
-        seed=project.seed, annotator_id=int(annotator.pk), item_id=item.pk, positions=positions
-    )
-    return Assignment(
-        project=project,
-        item=item,
-        annotator_id=annotator.pk,
-        status=Assignment.Status.CLAIMED,
-        response_order=order,
-        claimed_at=now,
-        expires_at=now,
-    )
+    return assignment_drawn(project=project, item=item, annotator=annotator, now=now, expires_at=now)

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from annotation import compiled_sql, judgment
 from annotation.checks import check_annotator_of, check_client_token, check_judgment, check_served, whole_number
+from annotation.claims import assignment_new
 from annotation.models import (
     Annotation,
     AnnotationRevision,
@@ -28,7 +29,7 @@ from annotation.models import (
     ResolutionChoice,
     SuggestionExposure,
 )
-from annotation.queue.services import AfterSave, assignment_new, has_room, lock_rows
+from annotation.queue.services import AfterSave, has_room, lock_rows
 from annotation.request_selectors import requests_to_serve
 from annotation.studies import selectors as crossover_selectors
 from config.bulk import RowUpdate, insert_together

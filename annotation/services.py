@@ -27,11 +27,11 @@ from annotation.checks import (
     value_error_key,
     whole_number,
 )
+from annotation.claims import assignment_new
 from annotation.models import Annotation, Assignment, SuggestionExposure
 from annotation.queue.services import (
     assignment_claim_item,
     assignment_claim_next,
-    assignment_new,
     lock_rows,
     next_item_decide,
 )

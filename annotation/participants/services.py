@@ -18,22 +18,20 @@ import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import judgment
+from annotation.claims import assignment_claim_again
 from annotation.models import Assignment
 from annotation.participants.selectors import attention_items, participant_end_state, participant_record
 from annotation.services import assignment_claim_next
 from config.input_limits import whole_number
-from projects.models import Item, Membership, Participant, Project, Response, StudyLink
+from projects.models import Item, Membership, Participant, Project, StudyLink
 
 ID_MAX_LENGTH = 64
 CODE_MAX_LENGTH = 64
@@ -263,26 +261,7 @@ def _claim_check(*, project: Project, item: Item, annotator: AbstractBaseUser) -
     Written here rather than through assignment_claim_item, whose room rule would refuse a check that already has
     all its labels.
     """
-    now = timezone.now()
-    expires = now + timedelta(seconds=settings.CLAIM_SECONDS)
-    mine = Assignment.objects.filter(item=item, annotator_id=annotator.pk).first()
-    if mine is not None:
-        mine.status = Assignment.Status.CLAIMED
-        mine.claimed_at, mine.expires_at = now, expires
-        mine.save(update_fields=["status", "claimed_at", "expires_at", "updated_at"])
-        return mine
-    positions = list(Response.objects.filter(item=item).values_list("position", flat=True))
-    order = judgment.response_order_draw(
-        seed=project.seed, annotator_id=int(annotator.pk), item_id=item.pk, positions=positions
-    )
-    return Assignment.objects.create(
-        project=project,
-        item=item,
-        annotator_id=annotator.pk,
-        response_order=order,
-        claimed_at=now,
-        expires_at=expires,
-    )
+    return assignment_claim_again(project=project, item=item, annotator=annotator, now=timezone.now())
 
 
 def _finish(*, participant: Participant, status: str) -> None:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -30,6 +29,7 @@ from django.utils import timezone
 
 from annotation import compiled_sql, judgment
 from annotation.checks import check_annotator, check_annotator_of, check_served, served
+from annotation.claims import assignment_new, assignment_reclaim, claim_duration
 from annotation.compiled_sql import Builder
 from annotation.models import Annotation, Assignment
 from annotation.queue import order as queue_order
@@ -41,10 +41,6 @@ from projects.selectors import item_responses, item_with_responses
 
 # Set on a claim whose scan saw no label of the annotator on its item: the page then need not look for one.
 _UNLABELLED = "_unlabelled"
-
-
-def claim_duration() -> timedelta:
-    return timedelta(seconds=settings.CLAIM_SECONDS)
 
 
 def known_unlabelled(assignment: Assignment) -> bool:
@@ -79,22 +75,6 @@ def lock_rows(queryset: QuerySet[Any], *, skip_locked: bool) -> QuerySet[Any]:
             return queryset.select_for_update(skip_locked=True)
         return queryset.select_for_update()
     return queryset
-
-
-def assignment_new(*, project: Project, item: Item, annotator: AbstractBaseUser, now: datetime) -> Assignment:
-    positions = [response.position for response in item_responses(item)]
-    order = judgment.response_order_draw(
-        seed=project.seed, annotator_id=int(annotator.pk), item_id=item.pk, positions=positions
-    )
-    return Assignment.objects.create(
-        project=project,
-        item=item,
-        annotator_id=annotator.pk,
-        status=Assignment.Status.CLAIMED,
-        response_order=order,
-        claimed_at=now,
-        expires_at=now + claim_duration(),
-    )
 
 
 # --- the queue --------------------------------------------------------------------------------------------------
@@ -453,8 +433,4 @@ def assignment_claim_item(*, project: Project, item: Item, annotator: AbstractBa
         raise ValidationError({"__all__": "This item already has all the labels it needs. Take the next item."})
     if mine is None:
         return assignment_new(project=project, item=item, annotator=annotator, now=now)
-    mine.status = Assignment.Status.CLAIMED
-    mine.claimed_at = now
-    mine.expires_at = now + claim_duration()
-    mine.save(update_fields=["status", "claimed_at", "expires_at", "updated_at"])
-    return mine
+    return assignment_reclaim(mine, now=now)

@@ -7,16 +7,15 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, F
 
-from annotation import judgment
+from annotation.claims import assignment_claim_again
 from annotation.models import Annotation, Assignment
 from annotation.studies import design as crossover_design
 from annotation.studies import selectors as crossover_selectors
@@ -25,7 +24,7 @@ from config import events
 from config.bulk import insert_rows
 from config.input_limits import whole_number
 from projects.models import Item, Membership, Project
-from projects.selectors import item_responses, item_with_responses
+from projects.selectors import item_with_responses
 
 STUDY_METHODS = (Project.Mode.IFS, Project.Mode.BINARY, Project.Mode.LIKERT)
 #: The project setting's bound (projects.services.check_project_settings and the model's constraint).
@@ -215,28 +214,6 @@ def assignment_claim_planned(
     item = None if item_id is None else item_with_responses(project=project, item_id=item_id)
     if item is None:
         return None
-    expires_at = now + timedelta(seconds=settings.CLAIM_SECONDS)
-    assignment = Assignment.objects.filter(item=item, annotator_id=annotator.pk).first()
-    if assignment is None:
-        order = judgment.response_order_draw(
-            seed=project.seed,
-            annotator_id=int(annotator.pk),
-            item_id=item.pk,
-            positions=[response.position for response in item_responses(item)],
-        )
-        assignment = Assignment.objects.create(
-            project=project,
-            item=item,
-            annotator_id=annotator.pk,
-            status=Assignment.Status.CLAIMED,
-            response_order=order,
-            claimed_at=now,
-            expires_at=expires_at,
-        )
-    else:
-        assignment.status = Assignment.Status.CLAIMED
-        assignment.claimed_at = now
-        assignment.expires_at = expires_at
-        assignment.save(update_fields=["status", "claimed_at", "expires_at", "updated_at"])
+    assignment = assignment_claim_again(project=project, item=item, annotator=annotator, now=now)
     assignment.item = item
     return assignment
