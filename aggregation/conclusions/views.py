@@ -23,6 +23,7 @@ from aggregation.conclusions.selectors import SAMPLES, Sample, conclusions_get_f
 from aggregation.figures import svg
 from annotation.studies.views import csv_lines
 from config.input_limits import whole_number
+from projects.models import Project
 
 CSV_COLUMNS = ("table", "source", "figure", "model", "opponent", "value", "ci_low", "ci_high", "n", "method", "extra")
 
@@ -37,6 +38,12 @@ def _query(params: QueryDict) -> tuple[int | None, Sample]:
     if criterion is not None and criterion_id is None:
         raise Http404("No such criterion.")
     return criterion_id, sample
+
+
+def _figures(request: HttpRequest, project_id: int) -> tuple[Project, dict[str, Any]]:
+    """The figures the page's query string asks for (criterion, sample), for a lead of the project."""
+    criterion, sample = _query(request.GET)
+    return conclusions_get_for_lead(user=request.user, project_id=project_id, criterion_id=criterion, sample=sample)
 
 
 def leaderboard_plot(figures: dict[str, Any]) -> str:
@@ -120,10 +127,7 @@ def csv_rows(figures: dict[str, Any]) -> Iterator[dict[str, Any]]:
 @login_required
 @require_GET
 def conclusions_page(request: HttpRequest, project_id: int) -> HttpResponse:
-    criterion, sample = _query(request.GET)
-    project, figures = conclusions_get_for_lead(
-        user=request.user, project_id=project_id, criterion_id=criterion, sample=sample
-    )
+    project, figures = _figures(request, project_id)
     context = {
         "project": project,
         "figures": figures,
@@ -139,10 +143,7 @@ def conclusions_page(request: HttpRequest, project_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def conclusions_csv(request: HttpRequest, project_id: int) -> StreamingHttpResponse:
-    criterion, sample = _query(request.GET)
-    project, figures = conclusions_get_for_lead(
-        user=request.user, project_id=project_id, criterion_id=criterion, sample=sample
-    )
+    project, figures = _figures(request, project_id)
     response = StreamingHttpResponse(csv_lines(CSV_COLUMNS, csv_rows(figures)), content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-conclusions.csv"'
     return response
@@ -151,10 +152,7 @@ def conclusions_csv(request: HttpRequest, project_id: int) -> StreamingHttpRespo
 @login_required
 @require_GET
 def conclusions_svg(request: HttpRequest, project_id: int) -> HttpResponse:
-    criterion, sample = _query(request.GET)
-    project, figures = conclusions_get_for_lead(
-        user=request.user, project_id=project_id, criterion_id=criterion, sample=sample
-    )
+    project, figures = _figures(request, project_id)
     response = HttpResponse(leaderboard_plot(figures), content_type="image/svg+xml")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-leaderboard.svg"'
     return response

@@ -70,13 +70,16 @@ def item_flag_create(*, project: Project, item: Item, annotator: AbstractBaseUse
     )
 
 
+def _lead_comment(*, project: Project, item: Item, lead: AbstractBaseUser, text: str) -> ItemNote:
+    """A lead's note on the item: their own comment, or the record of an action they took on it."""
+    return ItemNote.objects.create(project=project, item=item, author_id=lead.pk, kind=ItemNote.Kind.COMMENT, text=text)
+
+
 @transaction.atomic
 def item_comment_create(*, project: Project, item: Item, lead: AbstractBaseUser, text: str) -> ItemNote:
     _check_lead(project=project, user=lead)
     _check_item(project=project, item=item)
-    return ItemNote.objects.create(
-        project=project, item=item, author_id=lead.pk, kind=ItemNote.Kind.COMMENT, text=_check_text(text)
-    )
+    return _lead_comment(project=project, item=item, lead=lead, text=_check_text(text))
 
 
 @transaction.atomic
@@ -107,11 +110,10 @@ def item_gold_set(*, project: Project, item: Item, lead: AbstractBaseUser, gold_
     item.gold_position = gold_position
     item.save(update_fields=["gold_position", "updated_at"])
     Project.objects.filter(pk=project.pk).update(settings_version=F("settings_version") + 1)
-    ItemNote.objects.create(
+    _lead_comment(
         project=project,
         item=item,
-        author_id=lead.pk,
-        kind=ItemNote.Kind.COMMENT,
+        lead=lead,
         text=f"Gold {'set' if before is None else 'corrected'}: {_position_name(before)} → "
         f"{_position_name(gold_position)}.",
     )
@@ -133,11 +135,10 @@ def item_send_back(*, project: Project, item: Item, lead: AbstractBaseUser, more
     item.extra_labels = max(item.extra_labels, wanted - project.overlap, 0)
     item.save(update_fields=["extra_labels", "updated_at"])
     reason = (reason or "").strip()
-    ItemNote.objects.create(
+    _lead_comment(
         project=project,
         item=item,
-        author_id=lead.pk,
-        kind=ItemNote.Kind.COMMENT,
+        lead=lead,
         text=f"Sent back for {more} more label{'s' if more != 1 else ''}"
         + (f": {_check_text(reason)}" if reason else "."),
     )

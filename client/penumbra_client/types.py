@@ -30,27 +30,28 @@ class SuggestionRow(TypedDict):
     ifs: NotRequired[list[tuple[float, float]]]
 
 
-class ItemRow(TypedDict):
+class _PromptRow(TypedDict):
+    """What every item row has, whichever its shape: the prompt, and optionally its id and metadata."""
+
+    prompt: str
+    id: NotRequired[str | int]
+    metadata: NotRequired[dict[str, Any]]
+    lead_metadata: NotRequired[dict[str, Any]]
+
+
+class ItemRow(_PromptRow):
     """An item in Penumbra's own shape: responses by index; ``gold`` and ``preferred`` are indexes or "tie"."""
 
-    prompt: str
     responses: list[str | ResponseRow]
-    id: NotRequired[str | int]
     suggestion: NotRequired[SuggestionRow]
     gold: NotRequired[int | Literal["tie"]]
-    metadata: NotRequired[dict[str, Any]]
-    lead_metadata: NotRequired[dict[str, Any]]
 
 
-class PreferenceRow(TypedDict):
+class PreferenceRow(_PromptRow):
     """A preference pair in TRL's columns; the chosen answer becomes gold, the suggestion or nothing (``chosen_as``)."""
 
-    prompt: str
     chosen: str
     rejected: str
-    id: NotRequired[str | int]
-    metadata: NotRequired[dict[str, Any]]
-    lead_metadata: NotRequired[dict[str, Any]]
 
 
 class LabelRow(TypedDict):
