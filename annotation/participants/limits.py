@@ -51,21 +51,24 @@ def study_join_check(*, link_id: int, address: str, now: float | None = None) ->
     now = time.time() if now is None else now
     address_digest = sha256(address.encode()).hexdigest()[:32]
     per_address = settings.STUDY_NEW_PARTICIPANTS_PER_ADDRESS_PER_HOUR
-    if (wait := _wait_over_limit(f"address:{address_digest}", window=3600, limit=per_address, now=now)) is not None:
-        return JoinRefusal(
-            message=(
-                f"Too many new participants started from your network in the last hour (at most {per_address}). "
-                "If you were sent here by a study platform, please try again later or contact the researchers."
-            ),
-            retry_after=wait,
-        )
     per_link = settings.STUDY_NEW_PARTICIPANTS_PER_LINK_PER_MINUTE
-    if (wait := _wait_over_limit(f"link:{link_id}", window=60, limit=per_link, now=now)) is not None:
-        return JoinRefusal(
-            message=(
-                f"This study is taking in many participants at once (at most {per_link} a minute). "
-                "Please wait a minute and open your study link again: nothing was created."
-            ),
-            retry_after=wait,
-        )
+    limits = (
+        (
+            f"address:{address_digest}",
+            3600,
+            per_address,
+            f"Too many new participants started from your network in the last hour (at most {per_address}). "
+            "If you were sent here by a study platform, please try again later or contact the researchers.",
+        ),
+        (
+            f"link:{link_id}",
+            60,
+            per_link,
+            f"This study is taking in many participants at once (at most {per_link} a minute). "
+            "Please wait a minute and open your study link again: nothing was created.",
+        ),
+    )
+    for name, window, limit, message in limits:
+        if (wait := _wait_over_limit(name, window=window, limit=limit, now=now)) is not None:
+            return JoinRefusal(message=message, retry_after=wait)
     return None

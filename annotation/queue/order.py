@@ -21,13 +21,13 @@ statement budget.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce, Mod
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Mod
 
 from annotation.models import Annotation, Assignment, Repeat
+from annotation.selectors import live_claims_by_others
 from projects.models import Item, Project
 from projects.selectors import item_with_responses
 
@@ -107,19 +107,11 @@ def _repeat_draw_due(*, project: Project, annotator_id: int, now: datetime) -> R
 
 
 def _escalated_candidates(*, project: Project, annotator_id: int, now: datetime) -> QuerySet[Item]:
-    others_claims: QuerySet[Any] = (
-        Assignment.objects.filter(item=OuterRef("pk"), status=Assignment.Status.CLAIMED, expires_at__gt=now)
-        .exclude(annotator_id=annotator_id)
-        .order_by()
-        .values("item")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
     return (
         Item.objects.filter(project=project, escalation__isnull=False, annotation_count__lt=F("escalation__wanted"))
         .filter(Q(escalation__expert__isnull=True) | Q(escalation__expert_id=annotator_id))
         .filter(~Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator_id=annotator_id)))
-        .alias(claims=Coalesce(Subquery(others_claims, output_field=IntegerField()), Value(0)))
+        .alias(claims=live_claims_by_others(annotator_id=annotator_id, now=now))
         .filter(claims__lt=F("escalation__wanted") - F("annotation_count"))
         .order_by(F("annotation_count") - F("escalation__wanted"), "queue_key")
     )
