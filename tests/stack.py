@@ -23,7 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from tests.processes import BIN, Worker, free_port, new_queue, start_process, stop_process, worker_database_url
+from tests.processes import BIN, Worker, free_port, new_queue, start_process, stop_processes, worker_database_url
 
 START_SECONDS = 60
 # How the Dockerfile and docker-compose start the web processes (the bind address is added per process).
@@ -119,10 +119,9 @@ def penumbra_stack(
             _wait_until_up(url, server, stack)
         yield stack
     finally:
-        for server in stack.servers:
-            stop_process(server)
+        stop_processes([*stack.servers, *(worker.process for worker in stack.workers if worker.process is not None)])
         for worker in stack.workers:
-            worker.stop()
+            worker.stop()  # already exited: this only forgets the process
 
 
 class TcpProxy:

@@ -21,7 +21,7 @@ from tests.traffic import project_with_annotators, saves_missing
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
-TRAFFIC_SECONDS = 15
+TRAFFIC_SECONDS = 10
 JOBS = 3
 ENV = {"AGGREGATION_RECONCILE_SECONDS": "5", "AGGREGATION_PROJECT_DELAY": "1", "JOB_RECOVER_SECONDS": "2"}
 RUN = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}): [^\]]*\] Project (\d+): recompute (started|finished)")
