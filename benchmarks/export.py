@@ -74,14 +74,16 @@ class RssSampler:
         self.peak = max(self.peak, rss_bytes())
 
 
-def _copy(cursor, model, columns: list[str], rows) -> None:
-    """COPY rows into ``model``'s table; every other column gets its model default, so a column added later (NOT
+def _copy(cursor, model, columns: list[str], rows, *, now) -> None:
+    """COPY rows into ``model``'s table. Every other column gets its model default, or ``now`` where the model sets
+    it on save (auto_now, auto_now_add): the rows name only what the benchmark chooses, and a column added later (NOT
     NULL with a default in the model) does not break the benchmark on a fresh database."""
     import json
 
     rest = [f for f in model._meta.concrete_fields if not f.primary_key and f.attname not in columns]
     rest = [f for f in rest if f.has_default() or not f.null]
-    defaults = [f.get_default() for f in rest]
+    stamped = {f.attname for f in rest if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)}
+    defaults = [now if f.attname in stamped else f.get_default() for f in rest]
     defaults = [json.dumps(value) if isinstance(value, dict | list) else value for value in defaults]
     names = [*columns, *(f.column for f in rest)]
     with cursor.copy(f"COPY {model._meta.db_table} ({', '.join(names)}) FROM STDIN") as copy:
@@ -129,8 +131,6 @@ def build(n_items: int, n_annotators: int) -> int:
                 "is_blind",
                 "queue_key",
                 "annotation_count",
-                "created_at",
-                "updated_at",
             ],
             (
                 (
@@ -142,11 +142,10 @@ def build(n_items: int, n_annotators: int) -> int:
                     (i * 0.618) % 1 < 0.2,
                     (i * 0.318) % 1,
                     n_annotators,
-                    now,
-                    now,
                 )
                 for i in range(n_items)
             ),
+            now=now,
         )
         item_ids = [pk for (pk,) in Item.objects.filter(project=project).order_by("id").values_list("id")]
         _copy(
@@ -158,6 +157,7 @@ def build(n_items: int, n_annotators: int) -> int:
                 for item_id in item_ids
                 for position in (0, 1)
             ),
+            now=now,
         )
         response_ids = np.array(
             Response.objects.filter(item__project=project).order_by("item_id", "position").values_list("id", flat=True)
@@ -168,25 +168,13 @@ def build(n_items: int, n_annotators: int) -> int:
         _copy(
             cursor,
             Annotation,
-            [
-                "project_id",
-                "item_id",
-                "annotator_id",
-                "mode",
-                "response_order",
-                "suggestion_shown",
-                "accepted_suggestion",
-                "time_spent_ms",
-                "revision_count",
-                "source",
-                "created_at",
-                "updated_at",
-            ],
+            ["project_id", "item_id", "annotator_id", "mode", "response_order", "time_spent_ms", "revision_count"],
             (
-                (project.pk, item_id, annotator, "ifs", json.dumps([0, 1]), False, False, 9000, 1, "page", now, now)
+                (project.pk, item_id, annotator, "ifs", json.dumps([0, 1]), 9000, 1)
                 for item_id in item_ids
                 for annotator in annotators
             ),
+            now=now,
         )
         annotation_ids = np.array(
             Annotation.objects.filter(project=project).order_by("item_id", "annotator_id").values_list("id", flat=True)
@@ -202,6 +190,7 @@ def build(n_items: int, n_annotators: int) -> int:
                 for k, a in enumerate(order)
                 for p in (0, 1)
             ),
+            now=now,
         )
         # Aggregates as the engine leaves them: the weighted mean (equal weights) of the labels.
         mean_mu, mean_nu = mu.mean(axis=1) / 1000, nu.mean(axis=1) / 1000
@@ -219,6 +208,7 @@ def build(n_items: int, n_annotators: int) -> int:
                 for i in range(n_items)
                 for p in (0, 1)
             ),
+            now=now,
         )
         _copy(
             cursor,
@@ -258,6 +248,7 @@ def build(n_items: int, n_annotators: int) -> int:
                 )
                 for i in range(n_items)
             ),
+            now=now,
         )
         # Autovacuum would analyse the fresh tables a little later; the planner needs the statistics now.
         cursor.execute("ANALYZE")

@@ -68,12 +68,20 @@ def start_process(command: Sequence[str], *, env: Mapping[str, str], log_path: P
 
 def stop_process(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM, then SIGKILL if it has not exited within 15 s."""
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
+    stop_processes([process])
+
+
+def stop_processes(processes: Sequence[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to all at once (their graceful shutdowns overlap), then SIGKILL to any still running after 15 s."""
+    for process in processes:
+        process.terminate()
+    deadline = time.monotonic() + 15
+    for process in processes:
+        try:
+            process.wait(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
 
 
 class Worker:

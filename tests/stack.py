@@ -1,9 +1,9 @@
-"""A whole Penumbra stack for fault tests: gunicorn processes started with the deployed config (config/gunicorn.py),
-Celery workers (one may embed beat), all on the test database and a Redis the test chooses (often a private
-redis-server it stops), plus a TCP proxy that can cut the web processes off from PostgreSQL.
+"""A whole Penumbra stack: gunicorn processes (by default with the deployed config, config/gunicorn.py) and Celery
+workers (one may embed beat), all on the test database and a Redis the caller chooses, plus a TCP proxy that can cut
+the web processes off from PostgreSQL.
 
-Unlike tests.live_server (one server per module, on the shared Redis), a stack belongs to one test: the test owns
-the broker, the database path and the schedule, so it can take them away.
+The fault tests own a stack for one test, often on a private redis-server they stop; tests.live_server keeps one per
+test module on the shared Redis.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import Popen
@@ -23,9 +23,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from tests.processes import BIN, Worker, free_port, new_queue, start_process, stop_process, worker_database_url
+from tests.processes import BIN, Worker, free_port, new_queue, start_process, stop_processes, worker_database_url
 
 START_SECONDS = 60
+# How the Dockerfile and docker-compose start the web processes (the bind address is added per process).
+DEPLOYED_GUNICORN = ("-c", "config/gunicorn.py", "config.wsgi")
 
 
 @dataclass
@@ -70,10 +72,11 @@ def penumbra_stack(
     beat: bool = False,
     database_url: str | None = None,
     env: Mapping[str, str] | None = None,
+    gunicorn: Sequence[str] = DEPLOYED_GUNICORN,
 ) -> Iterator[Stack]:
-    """``web_processes`` gunicorn masters (each with the config's workers and threads) and ``workers`` Celery
-    workers, the first embedding beat when ``beat``. ``database_url`` (e.g. through a TcpProxy) is the web
-    processes' only; the workers use the test database directly."""
+    """``web_processes`` gunicorn masters started with the arguments ``gunicorn`` (by default the config's workers
+    and threads) and ``workers`` Celery workers, the first embedding beat when ``beat``. ``database_url`` (e.g.
+    through a TcpProxy) is the web processes' only; the workers use the test database directly."""
     queue = new_queue("penumbra-stack")
     base = {
         **{k: v for k, v in os.environ.items() if not k.startswith("PENUMBRA_")},
@@ -84,6 +87,7 @@ def penumbra_stack(
         "SECRET_KEY": "stack-test-" + uuid.uuid4().hex + uuid.uuid4().hex,
         "AGGREGATION_PROJECT_DELAY": "0",
         "DEBUG": "0",
+        # A plain-HTTP server on loopback: with DEBUG off it would otherwise redirect every request to HTTPS.
         "PENUMBRA_HTTPS": "0",
         "WEB_CONCURRENCY": "1",
         **(env or {}),
@@ -105,7 +109,7 @@ def penumbra_stack(
         for index in range(web_processes):
             port = free_port()
             server = start_process(
-                [str(BIN / "gunicorn"), "-c", "config/gunicorn.py", "config.wsgi", "--bind", f"127.0.0.1:{port}"],
+                [str(BIN / "gunicorn"), *gunicorn, "--bind", f"127.0.0.1:{port}"],
                 env=web_env,
                 log_path=folder / f"web-{index}.log",
             )
@@ -115,10 +119,9 @@ def penumbra_stack(
             _wait_until_up(url, server, stack)
         yield stack
     finally:
-        for server in stack.servers:
-            stop_process(server)
+        stop_processes([*stack.servers, *(worker.process for worker in stack.workers if worker.process is not None)])
         for worker in stack.workers:
-            worker.stop()
+            worker.stop()  # already exited: this only forgets the process
 
 
 class TcpProxy:

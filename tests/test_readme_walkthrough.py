@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.factories import UserFactory
-from tests.live_server import ROOT
+from tests.processes import ROOT
 
 # The xdist group keeps the module on one worker under `make test`, so it starts one server.
 pytestmark = [

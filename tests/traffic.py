@@ -1,7 +1,8 @@
 """Annotation traffic over HTTP for the fault tests: annotators (one thread each, an API token each) save labels
 through ``POST /api/projects/{id}/annotations/`` as penumbra_client would, retrying a 503 or a dropped connection
 with the same client token until the save is acknowledged. What was acknowledged is kept, so a test can check that
-every acknowledged save is in the database with the values last acknowledged, once.
+every acknowledged save is in the database with the values last acknowledged, once. The project's lead requests
+exports meanwhile, and the test waits for the figures to catch up.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from dataclasses import dataclass, field
 import httpx
 from rest_framework.authtoken.models import Token
 
+from aggregation import services
 from annotation.models import Annotation, JudgmentValue
 from projects.models import Item, Membership, Project
-from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
+from tests.aggregation.conftest import project_make
+from tests.factories import MembershipFactory, UserFactory
 
 
 @dataclass
@@ -33,17 +36,42 @@ class Annotated:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def project_with_annotators(*, n_items: int, n_annotators: int) -> tuple[Project, list[Item], list, dict[int, str]]:
-    """A project, its items, its annotators and each annotator's API token (committed: the server sees them)."""
-    project = ProjectFactory(overlap=n_annotators)
-    annotators = []
-    for n in range(n_annotators):
-        user = UserFactory(username=f"traffic-{project.pk}-{n}")
-        MembershipFactory(project=project, user=user, role=Membership.Role.ANNOTATOR)
-        annotators.append(user)
-    items = ItemFactory.create_batch(n_items, project=project)
+@dataclass
+class TrafficProject:
+    """A project every annotator labels, with each annotator's API token and its lead's (committed: the server sees
+    them)."""
+
+    project: Project
+    items: list[Item]
+    tokens: dict[int, str]
+    lead_token: str
+
+    def annotators(self, urls: Sequence[str]) -> Annotators:
+        """Annotators saving through ``urls`` (one each, in turn), started."""
+        item_ids = [item.pk for item in self.items]
+        return Annotators(urls=urls, project_id=self.project.pk, item_ids=item_ids, tokens=self.tokens).start()
+
+    def export_requested(self, url: str) -> int:
+        """A dpo export the lead requests through the API at ``url``; the job's id."""
+        answer = httpx.post(
+            f"{url}/api/projects/{self.project.pk}/export/?format=dpo",
+            headers={"Authorization": f"Token {self.lead_token}"},
+            timeout=30,
+        )
+        assert answer.status_code == 202, answer.text
+        return int(answer.json()["job"])
+
+    def figures_fresh(self) -> bool:
+        """No item waits for its figures and the project's are current."""
+        return not services.stale_items_list() and self.project.pk not in services.stale_projects_list()
+
+
+def project_with_annotators(*, n_items: int, n_annotators: int) -> TrafficProject:
+    project, items, annotators = project_make(n_items=n_items, n_annotators=n_annotators, overlap=n_annotators)
+    lead = UserFactory(username=f"{project.slug}-lead")
+    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
     tokens = {user.pk: Token.objects.create(user=user).key for user in annotators}
-    return project, items, annotators, tokens
+    return TrafficProject(project, items, tokens, Token.objects.create(user=lead).key)
 
 
 class Annotators:

@@ -34,6 +34,21 @@ def _row(item, annotator: str, first=(0.6, 0.2)) -> str:
     )
 
 
+def _label_in_penumbra(project, item, annotator, first: tuple[int, int], second: tuple[int, int]) -> None:
+    """A label saved through Penumbra's own annotation page: (mu, nu) of each response, as the page sends them."""
+    annotation_save(
+        project=project,
+        item=item,
+        annotator=annotator,
+        save=SaveRequest(
+            values=[
+                {"response": 0, "criterion": "overall", "mu": first[0], "nu": first[1]},
+                {"response": 1, "criterion": "overall", "mu": second[0], "nu": second[1]},
+            ]
+        ),
+    )
+
+
 @pytest.fixture
 def items(project):
     return list(project.items.order_by("id"))
@@ -108,17 +123,7 @@ def test_a_lead_or_member_is_used_only_when_the_import_allows_it(project, items,
 
 
 def test_a_label_made_in_penumbra_is_never_overwritten(project, items, annotator):
-    annotation_save(
-        project=project,
-        item=items[0],
-        annotator=annotator,
-        save=SaveRequest(
-            values=[
-                {"response": 0, "criterion": "overall", "mu": 500, "nu": 100},
-                {"response": 1, "criterion": "overall", "mu": 100, "nu": 500},
-            ]
-        ),
-    )
+    _label_in_penumbra(project, items[0], annotator, (500, 100), (100, 500))
 
     with pytest.raises(ImportRejected) as rejected:
         labels_import(project=project, lines=[_row(items[0], "annotator")], allow_members=True)
@@ -189,17 +194,7 @@ def test_a_shadow_cannot_be_made_a_member_or_invited(project, other_project, ite
 
 def test_the_annotations_export_names_imported_annotators_as_their_file_did(project, items, annotator):
     labels_import(project=project, lines=[_row(items[0], "alice"), _row(items[1], "bob")])
-    annotation_save(
-        project=project,
-        item=items[2],
-        annotator=annotator,
-        save=SaveRequest(
-            values=[
-                {"response": 0, "criterion": "overall", "mu": 500, "nu": 200},
-                {"response": 1, "criterion": "overall", "mu": 100, "nu": 700},
-            ]
-        ),
-    )
+    _label_in_penumbra(project, items[2], annotator, (500, 200), (100, 700))
 
     rows = [json.loads(line) for line in export_lines(project=project, options=ExportOptions(format="annotations"))]
 

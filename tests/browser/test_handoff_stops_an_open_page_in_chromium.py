@@ -9,29 +9,17 @@ from django.urls import reverse
 
 from annotation.models import Annotation, LabelRequest
 from annotation.services import assignment_claim_next
-from projects.models import Item, Membership, Project
-from suggestions.figures import suggestion_figures_recompute
-from suggestions.handoff import handoff_evaluate
-from tests.factories import MembershipFactory, ProjectFactory, SuggestionFactory, UserFactory
-from tests.suggestions.helpers import items_create, label
+from projects.models import Item, Project
+from tests.factories import UserFactory
+from tests.suggestions.helpers import handoff_eligible_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def _eligible() -> tuple[Project, object, object, object]:
-    """20 blind items labelled once (overlap 2) and in agreement with the model: the handoff rule is met."""
-    project = ProjectFactory(name="Handoff", blind_rate=1.0, overlap=2, handoff_minimum_blind_comparisons=20)
+    """The handoff rule is met (tests.suggestions.helpers.handoff_eligible_project); two more annotators."""
     lead, first, working, colleague = (UserFactory(username=n) for n in ("lead-h", "first-h", "work-h", "coll-h"))
-    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
-    for person in (first, working, colleague):
-        MembershipFactory(project=project, user=person)
-    items = items_create(project, 27)
-    for item in items[:25]:
-        SuggestionFactory(item=item, preferred_position=0)
-    for item in items[:20]:
-        label(project, item, first, 0)
-    suggestion_figures_recompute(project_id=project.pk)
-    handoff_evaluate(project_id=project.pk)
+    project = handoff_eligible_project(lead=lead, labeller=first, others=(working, colleague), name="Handoff")
     return project, lead, working, colleague
 
 

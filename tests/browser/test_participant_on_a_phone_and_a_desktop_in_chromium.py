@@ -5,10 +5,12 @@ return code."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from annotation.participants.services import study_link_create
-from projects.models import Membership, Participant
+from projects.models import Membership, Participant, StudyLink
 from tests.annotation.study_helpers import enter_url
 from tests.browser.test_pages_pass_axe_in_chromium import _axe
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
@@ -41,15 +43,20 @@ def _save_current_item(page, criterion_pk: int) -> None:
     page.keyboard.press("s")
 
 
+def _crowd_study(lead_username: str, *, blind_items: int, **link: Any) -> StudyLink:
+    """A project of ``blind_items`` blind items with its lead, and a study link on it made with ``link``."""
+    project = ProjectFactory(name="Crowd study")
+    lead = UserFactory(username=lead_username)
+    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
+    ItemFactory.create_batch(blind_items, project=project, is_blind=True)
+    return study_link_create(project=project, created_by=lead, **link)
+
+
 @pytest.mark.parametrize("width", [390, 1440])
 def test_a_participant_consents_labels_and_finishes(browser, live_server, shot, width):
-    project = ProjectFactory(name="Crowd study")
-    lead = UserFactory(username=f"lead-{width}")
-    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
-    ItemFactory.create_batch(4, project=project, is_blind=True)
-    link = study_link_create(
-        project=project,
-        created_by=lead,
+    link = _crowd_study(
+        f"lead-{width}",
+        blind_items=4,
         name="Prolific wave",
         completion_code="C0MPLETE",
         items_per_participant=2,
@@ -57,7 +64,7 @@ def test_a_participant_consents_labels_and_finishes(browser, live_server, shot, 
         completion_url=PROLIFIC,
         return_code="RETURNED1",
     )
-    criterion = project.criteria.get()
+    criterion = link.project.criteria.get()
     # axe is injected as a script, so this context bypasses the CSP (test_no_csp_violations covers the policy).
     context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
     context.set_default_timeout(10_000)
@@ -108,13 +115,7 @@ def test_a_participant_consents_labels_and_finishes(browser, live_server, shot, 
 
 @pytest.mark.parametrize("width", [390, 1440])
 def test_a_participant_who_stops_gets_the_return_code(browser, live_server, shot, width):
-    project = ProjectFactory(name="Crowd study")
-    lead = UserFactory(username=f"lead-r{width}")
-    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
-    ItemFactory.create_batch(3, project=project, is_blind=True)
-    link = study_link_create(
-        project=project, created_by=lead, name="Wave", items_per_participant=2, return_code="RETURNED1"
-    )
+    link = _crowd_study(f"lead-r{width}", blind_items=3, name="Wave", items_per_participant=2, return_code="RETURNED1")
     context = browser.new_context(viewport={"width": width, "height": 900})
     context.set_default_timeout(10_000)
     page = context.new_page()

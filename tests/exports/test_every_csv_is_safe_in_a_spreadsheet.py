@@ -17,11 +17,10 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from annotation.participants.services import study_link_create
-from annotation.studies.services import method_study_create
 from config.csv_safe import FORMULA_STARTS, csv_lines, spreadsheet_safe
-from projects.models import Membership
 from tests.annotation.study_helpers import enter
-from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
+from tests.factories import ItemFactory, ProjectFactory, UserFactory
+from tests.method_study.crossover import crossover_create, members_add
 
 HOSTILE_IDS = ['=HYPERLINK("http://evil.example","x")', "+1+1", "-2+3", "@SUM(A1:A9)", "\tTAB", "\rCR"]
 # Usernames may hold @ + - (Django's validator), participant ids - (the study link's rule).
@@ -74,21 +73,12 @@ def _get_routes(patterns, prefix=""):
 def hostile_project(db):
     project = ProjectFactory(name="Formulas", likert_points=5)
     lead = UserFactory(username="csv-lead")
-    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
     people = [UserFactory(username=name) for name in HOSTILE_NAMES[:3]]
     people += [UserFactory(username=f"plain{i}") for i in range(3)]
-    for person in people:
-        MembershipFactory(project=project, user=person, role=Membership.Role.ANNOTATOR)
+    members_add(project, lead=lead, annotators=people)
     items = [ItemFactory(project=project, external_id=external_id) for external_id in HOSTILE_IDS]
     items += ItemFactory.create_batch(3, project=project)
-    method_study_create(
-        project=project,
-        created_by=lead,
-        methods=["binary", "likert", "ifs"],
-        item_ids=[i.pk for i in items],
-        annotator_ids=[p.pk for p in people],
-        block_size=3,
-    )
+    crossover_create(project, lead=lead, annotators=people, items=items, block_size=3)
     link = study_link_create(project=project, created_by=lead, name="=Wave")
     for pid in ("-cmd", "plain"):
         enter(Client(), link, pid)

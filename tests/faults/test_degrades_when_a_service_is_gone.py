@@ -6,7 +6,6 @@ pages, a study entry and logout work, sessions and the signed-in user read from 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -15,18 +14,10 @@ from rest_framework.authtoken.models import Token
 from annotation.participants.services import study_link_create
 from projects.models import Membership
 from tests.factories import PASSWORD, ItemFactory, MembershipFactory, ProjectFactory, UserFactory
-from tests.processes import RedisServer, worker_database_url
+from tests.processes import worker_database_url
 from tests.stack import TcpProxy, penumbra_stack
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
-
-
-@pytest.fixture
-def redis(tmp_path) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path)
-    server.start()
-    yield server
-    server.stop()
 
 
 def _people():

@@ -6,34 +6,25 @@ figures the workers left equal to a recompute by this single process."""
 from __future__ import annotations
 
 import itertools
-import logging
 import re
 import time
 from datetime import datetime
 
-import httpx
 import pytest
-from rest_framework.authtoken.models import Token
 
 from aggregation import services
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate
-from projects.models import Job, Membership
-from tests.factories import MembershipFactory, UserFactory
-from tests.processes import RedisServer
+from projects.models import Job
+from tests.processes import wait_for
 from tests.stack import penumbra_stack
-from tests.traffic import Annotators, project_with_annotators, saves_missing
+from tests.traffic import project_with_annotators, saves_missing
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
-TRAFFIC_SECONDS = 15
+TRAFFIC_SECONDS = 10
 JOBS = 3
 ENV = {"AGGREGATION_RECONCILE_SECONDS": "5", "AGGREGATION_PROJECT_DELAY": "1", "JOB_RECOVER_SECONDS": "2"}
 RUN = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}): [^\]]*\] Project (\d+): recompute (started|finished)")
-
-
-@pytest.fixture(autouse=True)
-def _quiet_httpx():
-    logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 def _runs(logs: list[str], project_id: int) -> list[tuple[datetime, datetime]]:
@@ -67,61 +58,46 @@ def _figures(project_id: int) -> dict[str, object]:
     return {"items": items, "weights": weights, "agreement": project.agreement, "progress": project.progress}
 
 
-def test_two_web_processes_and_two_workers_share_the_work(transactional_db, tmp_path):
-    redis = RedisServer(tmp_path)
-    redis.start()
-    project, items, _, tokens = project_with_annotators(n_items=10, n_annotators=6)
-    lead = UserFactory(username="two-lead")
-    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
-    lead_token = Token.objects.create(user=lead).key
-    try:
-        with penumbra_stack(tmp_path, redis_url=redis.url, web_processes=2, workers=2, beat=True, env=ENV) as stack:
-            traffic = Annotators(
-                urls=stack.urls, project_id=project.pk, item_ids=[i.pk for i in items], tokens=tokens
-            ).start()
-            job_ids = []
-            for n in range(JOBS):
-                time.sleep(TRAFFIC_SECONDS / (JOBS + 1))
-                answer = httpx.post(
-                    f"{stack.urls[n % 2]}/api/projects/{project.pk}/export/?format=dpo",
-                    headers={"Authorization": f"Token {lead_token}"},
-                    timeout=30,
-                )
-                assert answer.status_code == 202, answer.text
-                job_ids.append(answer.json()["job"])
+def test_two_web_processes_and_two_workers_share_the_work(transactional_db, tmp_path, redis):
+    traffic = project_with_annotators(n_items=10, n_annotators=6)
+    project, items = traffic.project, traffic.items
+    with penumbra_stack(tmp_path, redis_url=redis.url, web_processes=2, workers=2, beat=True, env=ENV) as stack:
+        annotators = traffic.annotators(stack.urls)
+        job_ids = []
+        for n in range(JOBS):
             time.sleep(TRAFFIC_SECONDS / (JOBS + 1))
-            result = traffic.stop()
+            job_ids.append(traffic.export_requested(stack.urls[n % 2]))
+        time.sleep(TRAFFIC_SECONDS / (JOBS + 1))
+        result = annotators.stop()
 
-            assert not result.failures, result.failures[:5]
-            assert result.saves > 30, f"too little traffic: {result.saves} saves"
-            assert saves_missing(project.pk, result) == []
+        assert not result.failures, result.failures[:5]
+        assert result.saves > 30, f"too little traffic: {result.saves} saves"
+        assert saves_missing(project.pk, result) == []
 
-            deadline = time.monotonic() + 40
-            while time.monotonic() < deadline:
-                done = Job.objects.filter(pk__in=job_ids, status=Job.Status.DONE).count() == JOBS
-                if done and not services.stale_items_list() and project.pk not in services.stale_projects_list():
-                    break
-                time.sleep(0.5)
-            assert not services.stale_items_list(), stack.logs()
-            assert project.pk not in services.stale_projects_list(), stack.logs()
-            jobs = list(Job.objects.filter(pk__in=job_ids).values_list("status", "attempts"))
-            assert jobs == [(Job.Status.DONE, 1)] * JOBS, f"every job once: {jobs}"
-            time.sleep(1)  # a run the last save scheduled may still be writing
-            logs = [worker.log_path.read_text(errors="replace") for worker in stack.workers]
-
-        runs = _runs(logs, project.pk)
-        assert len(runs) >= 2, "the workers never recomputed the project"
-        overlapping = [(a, b) for a, b in itertools.pairwise(runs) if b[0] < a[1]]
-        assert overlapping == [], f"two recomputes of the project at once: {overlapping}"
-        workers_used = sum(1 for log in logs if f"Project {project.pk}: recompute started" in log)
-
-        left_by_workers = _figures(project.pk)
-        services.item_aggregates_recompute(project_id=project.pk, item_ids=[i.pk for i in items])
-        services.project_aggregates_recompute(project_id=project.pk)
-        assert _figures(project.pk) == left_by_workers
-        print(
-            f"\n{result.saves} saves through 2 web processes, {len(runs)} project recomputes by "
-            f"{workers_used} workers, none overlapping; {JOBS} jobs each run once"
+        wait_for(
+            lambda: (
+                Job.objects.filter(pk__in=job_ids, status=Job.Status.DONE).count() == JOBS and traffic.figures_fresh()
+            ),
+            "every job done and the figures fresh",
+            stack.logs,
+            poll=0.5,
         )
-    finally:
-        redis.stop()
+        jobs = list(Job.objects.filter(pk__in=job_ids).values_list("status", "attempts"))
+        assert jobs == [(Job.Status.DONE, 1)] * JOBS, f"every job once: {jobs}"
+        time.sleep(1)  # a run the last save scheduled may still be writing
+        logs = [worker.log_path.read_text(errors="replace") for worker in stack.workers]
+
+    runs = _runs(logs, project.pk)
+    assert len(runs) >= 2, "the workers never recomputed the project"
+    overlapping = [(a, b) for a, b in itertools.pairwise(runs) if b[0] < a[1]]
+    assert overlapping == [], f"two recomputes of the project at once: {overlapping}"
+    workers_used = sum(1 for log in logs if f"Project {project.pk}: recompute started" in log)
+
+    left_by_workers = _figures(project.pk)
+    services.item_aggregates_recompute(project_id=project.pk, item_ids=[i.pk for i in items])
+    services.project_aggregates_recompute(project_id=project.pk)
+    assert _figures(project.pk) == left_by_workers
+    print(
+        f"\n{result.saves} saves through 2 web processes, {len(runs)} project recomputes by "
+        f"{workers_used} workers, none overlapping; {JOBS} jobs each run once"
+    )

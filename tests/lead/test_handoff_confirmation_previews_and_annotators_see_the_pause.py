@@ -7,13 +7,12 @@ from django.test import Client
 from django.urls import reverse
 
 from aggregation.models import ItemAggregate
-from projects.models import Membership, Project
-from suggestions.figures import suggestion_figures_recompute
-from suggestions.handoff import handoff_apply, handoff_evaluate, handoff_preview
+from projects.models import Project
+from suggestions.handoff import handoff_apply, handoff_preview
 from suggestions.models import HandoffDecision
 from tests.conftest import _logged_in
-from tests.factories import MembershipFactory, ProjectFactory, SuggestionFactory, UserFactory
-from tests.suggestions.helpers import items_create, label
+from tests.factories import UserFactory
+from tests.suggestions.helpers import handoff_eligible_project
 
 pytestmark = pytest.mark.django_db
 
@@ -21,18 +20,8 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def eligible() -> tuple[Project, Client, Client]:
     """20 blind items labelled once of overlap 2 (partly labelled), 5 unlabelled with and 2 without a suggestion."""
-    project = ProjectFactory(blind_rate=1.0, overlap=2, handoff_minimum_blind_comparisons=20)
-    lead, person, waiting = (UserFactory(username=f"{n}-{project.pk}") for n in ("lead", "ann", "waiting"))
-    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
-    MembershipFactory(project=project, user=person)
-    MembershipFactory(project=project, user=waiting)
-    items = items_create(project, 27)
-    for item in items[:25]:
-        SuggestionFactory(item=item, preferred_position=0)
-    for item in items[:20]:
-        label(project, item, person, 0)
-    suggestion_figures_recompute(project_id=project.pk)
-    handoff_evaluate(project_id=project.pk)  # what the worker does after the figures: the card reads it
+    lead, person, waiting = (UserFactory(username=n) for n in ("lead-h", "ann-h", "waiting-h"))
+    project = handoff_eligible_project(lead=lead, labeller=person, others=(waiting,))
     return project, _logged_in(lead), _logged_in(waiting)
 
 

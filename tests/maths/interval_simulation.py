@@ -197,8 +197,11 @@ NAMES = (
 )
 
 
-def reported_intervals(sim: Simulation) -> dict[str, list[tuple[float, float] | None]]:
-    """Each project's intervals as the project figures compute them, None where a figure is withheld."""
+def reported_intervals(
+    sim: Simulation, cross_mode_items: int | None = None
+) -> dict[str, list[tuple[float, float] | None]]:
+    """Each project's intervals as the project figures compute them, None where a figure is withheld. The cross-mode
+    figures use every item, or only the first ``cross_mode_items`` (the blind ones of a fixed-size project)."""
     from aggregation.maths import agreement, comparisons
 
     def shown_figure(estimate: agreement.Estimate) -> tuple[float, float] | None:
@@ -216,7 +219,8 @@ def reported_intervals(sim: Simulation) -> dict[str, list[tuple[float, float] | 
         for side, labels in (("blind", pr.blind_labels), ("shown", pr.shown_labels)):
             pairs = agreement.pairwise_agreement(labels, ~np.isnan(labels), with_ties=True, interval=True)
             out[f"human_human_{side}"].append(shown_figure(pairs))
-        figures = agreement.cross_mode_agreement(pr.signed, ~np.isnan(pr.signed), tie_band=sim.scenario.tie_band)
+        signed = pr.signed[:cross_mode_items]
+        figures = agreement.cross_mode_agreement(signed, ~np.isnan(signed), tie_band=sim.scenario.tie_band)
         for name in ("pairwise_with_ties", "pairwise_without_ties", "alpha_nominal", "alpha_interval"):
             out[name].append(figures[name].ci)
     return out

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.maths.interval_simulation import NAMES, SCENARIOS, Simulation, coverage, project, simulate, truths
+from tests.maths.interval_simulation import SCENARIOS, Simulation, coverage, reported_intervals, simulate, truths
 
 ITEMS = 20
 
@@ -41,34 +41,9 @@ def simulate_fixed(scenario_name: str, runs: int, items: int = ITEMS, seed: int 
     return dataclasses.replace(sim, blind=blind, human=human, gold=gold)
 
 
-def reported_intervals(sim: Simulation, items: int = ITEMS) -> dict[str, list[tuple[float, float] | None]]:
-    """Each project's intervals as the project figures compute them (None where a figure is withheld)."""
-    from aggregation.maths import agreement, comparisons
-
-    def shown_figure(estimate: agreement.Estimate) -> tuple[float, float] | None:
-        return None if comparisons.figure(estimate)["value"] is None else estimate.ci
-
-    out: dict[str, list[tuple[float, float] | None]] = {name: [] for name in NAMES}
-    for i in range(sim.scenario.n_projects):
-        pr = project(sim, i)
-        out["blind"].append(shown_figure(comparisons.agreement_estimate(pr.blind_matches, pr.blind_items)))
-        out["shown"].append(shown_figure(comparisons.agreement_estimate(pr.shown_matches, pr.shown_items)))
-        out["gold"].append(shown_figure(comparisons.agreement_estimate(pr.gold_matches, pr.gold_items)))
-        gap = comparisons.anchoring_gap(pr.shown_matches, pr.shown_items, pr.blind_matches, pr.blind_items)
-        out["gap"].append(gap.ci)
-        for side, labels in (("blind", pr.blind_labels), ("shown", pr.shown_labels)):
-            pairs = agreement.pairwise_agreement(labels, ~np.isnan(labels), with_ties=True, interval=True)
-            out[f"human_human_{side}"].append(shown_figure(pairs))
-        signed = pr.signed[:items]
-        figures = agreement.cross_mode_agreement(signed, ~np.isnan(signed), tie_band=sim.scenario.tie_band)
-        for name in ("pairwise_with_ties", "pairwise_without_ties", "alpha_nominal", "alpha_interval"):
-            out[name].append(figures[name].ci)
-    return out
-
-
 def table(scenario_name: str, runs: int, items: int = ITEMS, seed: int = 0) -> dict[str, Any]:
     sim = simulate_fixed(scenario_name, runs, items, seed)
-    return coverage(reported_intervals(sim, items), truths(sim.scenario))
+    return coverage(reported_intervals(sim, cross_mode_items=items), truths(sim.scenario))
 
 
 def main() -> None:

@@ -19,9 +19,8 @@ from annotation.studies.design import (
     design_problems,
     overlap_block_size,
 )
-from annotation.studies.services import method_study_create
-from projects.models import Membership
-from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
+from tests.factories import ItemFactory, ProjectFactory, UserFactory
+from tests.method_study.crossover import crossover_create, members_add
 
 
 @given(n_methods=st.integers(2, 4), n_annotators=st.integers(2, 12), n_items=st.integers(2, 60))
@@ -56,22 +55,13 @@ def test_a_block_size_without_overlap_says_what_to_use_instead():
 def _study(*, n_annotators: int, block_size: int | None):
     project = ProjectFactory(name="Design", likert_points=5)
     lead = UserFactory()
-    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
     people = [UserFactory() for _ in range(n_annotators)]
-    for person in people:
-        MembershipFactory(project=project, user=person, role=Membership.Role.ANNOTATOR)
+    members_add(project, lead=lead, annotators=people)
     items = ItemFactory.create_batch(9, project=project)
     client = Client()
     client.force_login(lead)
     setup = client.get(f"/projects/{project.pk}/method-study/").content.decode()
-    method_study_create(
-        project=project,
-        created_by=lead,
-        methods=["binary", "likert", "ifs"],
-        item_ids=[i.pk for i in items],
-        annotator_ids=[p.pk for p in people],
-        block_size=block_size,
-    )
+    crossover_create(project, lead=lead, annotators=people, items=items, block_size=block_size)
     return project, client, setup
 
 

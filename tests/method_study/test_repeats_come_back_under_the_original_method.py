@@ -12,12 +12,11 @@ from django.test import Client
 
 from annotation.models import Annotation, Repeat, RepeatValue, StudyCell
 from annotation.queue.order import repeat_drawn
-from annotation.studies.services import method_study_create
-from projects.models import Membership, Project
-from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
+from projects.models import Project
+from tests.factories import ItemFactory, ProjectFactory, UserFactory
+from tests.method_study.crossover import crossover_create, members_add
 from tests.study.test_repeats_come_back_unannounced import TELLS
 
-METHODS = ["binary", "likert", "ifs"]
 DATA_ITEM = re.compile(r'data-item="(\d+)"')
 BANNER = re.compile(r'id="study-block">(.*?)</p>', re.S)
 
@@ -26,20 +25,10 @@ BANNER = re.compile(r'id="study-block">(.*?)</p>', re.S)
 def repeating_study(db):
     project = ProjectFactory(name="Methods", likert_points=5, repeat_delay_items=2, repeat_delay_minutes=0)
     lead = UserFactory(username="study-lead")
-    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
     people = [UserFactory(username=f"p{i}") for i in range(3)]
-    for person in people:
-        MembershipFactory(project=project, user=person, role=Membership.Role.ANNOTATOR)
+    members_add(project, lead=lead, annotators=people)
     items = ItemFactory.create_batch(9, project=project)
-    method_study_create(
-        project=project,
-        created_by=lead,
-        methods=METHODS,
-        item_ids=[i.pk for i in items],
-        annotator_ids=[p.pk for p in people],
-        block_size=3,
-        repeat_rate=0.5,
-    )
+    crossover_create(project, lead=lead, annotators=people, items=items, block_size=3, repeat_rate=0.5)
     project.refresh_from_db()
     return project, people
 

@@ -1,4 +1,5 @@
-"""Labels written straight through the models, as the annotation services would store them."""
+"""Labels written straight through the models, as the annotation services would store them, and a project built
+with them that meets the handoff rule."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from django.db.models import F
 
 from annotation.models import Annotation, AnnotationRevision, JudgmentValue, SuggestionExposure
 from projects import blind
-from projects.models import TIE, Item, Project, Response, Suggestion
+from projects.models import TIE, Item, Membership, Project, Response, Suggestion
+from suggestions.figures import suggestion_figures_recompute
+from suggestions.handoff import handoff_evaluate
+from tests.factories import MembershipFactory, ProjectFactory, SuggestionFactory
 
 # (μ, ν) per-mille for a clear IFS preference and for "no preference".
 PREFERRED = (800, 100)
@@ -104,3 +108,21 @@ def _likert(project: Project, preferred: int) -> int:
     if preferred == TIE:
         return (project.likert_points + 1) // 2
     return 1 if preferred == 0 else project.likert_points
+
+
+def handoff_eligible_project(*, lead, labeller, others: Sequence = (), **fields: object) -> Project:
+    """27 blind items of overlap 2: the model suggests on the first 25, ``labeller`` labels the first 20 once in
+    agreement with it (partly labelled), 5 are unlabelled with a suggestion and 2 without. The figures are computed
+    and the handoff evaluated, as the worker does: the handoff rule is met. ``others`` are annotators too."""
+    project = ProjectFactory(blind_rate=1.0, overlap=2, handoff_minimum_blind_comparisons=20, **fields)
+    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
+    for person in (labeller, *others):
+        MembershipFactory(project=project, user=person)
+    items = items_create(project, 27)
+    for item in items[:25]:
+        SuggestionFactory(item=item, preferred_position=0)
+    for item in items[:20]:
+        label(project, item, labeller, 0)
+    suggestion_figures_recompute(project_id=project.pk)
+    handoff_evaluate(project_id=project.pk)
+    return project
