@@ -13,20 +13,21 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from aggregation import loading, writers
 from aggregation.figures.annotators import annotator_figures_compute, annotator_layout
-from aggregation.figures.items import item_figures_compute
-from aggregation.figures.judgments import FloatArray, Judgments, signed_preferences
+from aggregation.figures.items import ItemFigures, item_figures_compute
+from aggregation.figures.judgments import FloatArray, IntArray, Judgments, signed_preferences
 from aggregation.figures.project import project_figures_compute
 from aggregation.maths import ifs
-from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
+from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from aggregation.studies import adaptive as adaptive_services
 from aggregation.studies import figures as study_figures
 from annotation.models import Annotation
@@ -44,28 +45,58 @@ COPY_THRESHOLD = 1000
 WEIGHT_CHANGE_TOLERANCE = 0.005
 
 
+def _rows_write(
+    *, writer: writers.Writer, data: Judgments, figures: ItemFigures, labelled: IntArray, newest: dict[Any, Any]
+) -> None:
+    now = timezone.now()
+    for start in range(0, labelled.size, writers.ITEM_CHUNK):
+        chunk = labelled[start : start + writers.ITEM_CHUNK]
+        writer.add(
+            writers.item_rows(data, figures, chunk, newest, now),
+            writers.response_blocks(data, figures, chunk),
+            data.item_ids[chunk].tolist(),
+        )
+    writer.finish()
+
+
+def _items_unwritten(*, project_id: int, item_ids: list[int] | None) -> bool:
+    """None of these items (None: of the project's) has an item or response aggregate."""
+    if item_ids is None:
+        items = ItemAggregate.objects.filter(project_id=project_id)
+        responses = ResponseAggregate.objects.filter(item__project_id=project_id)
+    else:
+        items = ItemAggregate.objects.filter(item_id__in=item_ids)
+        responses = ResponseAggregate.objects.filter(item_id__in=item_ids)
+    return not items.exists() and not responses.exists()
+
+
 def _items_write(
     *, data: Judgments, weights: FloatArray, newest: dict[Any, Any], whole_project: bool, phases: dict[str, float]
 ) -> int:
     started = time.perf_counter()
     figures = item_figures_compute(data, weights)
     computed = time.perf_counter()
-    now = timezone.now()
     labelled = np.nonzero(data.n_annotators > 0)[0]
     unlabelled = data.item_ids[data.n_annotators == 0].tolist()
     project_id = data.settings.project_id
     writers.stale_human_aggregates_delete(project_id=project_id, item_ids=None if whole_project else unlabelled)
     cells_per_item = data.response_ids.shape[1] * (data.criterion_ids.size + 1) * len(ifs.OPERATORS)
     use_copy = connection.vendor == "postgresql" and labelled.size * cells_per_item >= COPY_THRESHOLD
-    writer: writers.OrmWriter | writers.PostgresMerge = writers.PostgresMerge() if use_copy else writers.OrmWriter()
-    for start in range(0, labelled.size, writers.ITEM_CHUNK):
-        chunk = labelled[start : start + writers.ITEM_CHUNK]
-        writer.add(
-            writers.item_rows(data, figures, chunk, newest, now),
-            writers.response_rows(data, figures, chunk),
-            data.item_ids[chunk].tolist(),
-        )
-    writer.finish()
+    write = partial(_rows_write, data=data, figures=figures, labelled=labelled, newest=newest)
+    if not use_copy:
+        write(writer=writers.OrmWriter())
+    elif _items_unwritten(project_id=project_id, item_ids=None if whole_project else data.item_ids[labelled].tolist()):
+        # A first run: nothing to merge with, so COPY straight into the tables. Should rows have appeared
+        # meanwhile (a concurrent run over dirty items), the unique constraints refuse the COPY and the merge
+        # writes over them instead.
+        try:
+            with transaction.atomic():
+                write(writer=writers.PostgresCopy())
+        except IntegrityError:
+            logger.info("Project %s: aggregate rows appeared during a first run; merging instead", project_id)
+            write(writer=writers.PostgresMerge())
+    else:
+        write(writer=writers.PostgresMerge())
     phases.update(maths=computed - started, write=time.perf_counter() - computed)
     return int(labelled.size)
 
