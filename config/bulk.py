@@ -37,7 +37,8 @@ def copy_rows(table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]])
     COPY writer of rows, beside :func:`copy_binary` for columns of numbers."""
     names = ", ".join(connection.ops.quote_name(c) for c in columns)
     sql = f"COPY {connection.ops.quote_name(table)} ({names}) FROM STDIN"
-    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+    # The driver's own cursor: its errors become Django's (IntegrityError …) as the ORM's do.
+    with connection.cursor() as cursor, connection.wrap_database_errors, cursor.cursor.copy(sql) as copy:
         for row in rows:
             copy.write_row(row)
 
@@ -85,7 +86,7 @@ def copy_binary(table: str, columns: Sequence[str], blocks: Iterable[Sequence[Co
     cost more than the database spends storing them."""
     names = ", ".join(connection.ops.quote_name(c) for c in columns)
     sql = f"COPY {connection.ops.quote_name(table)} ({names}) FROM STDIN WITH (FORMAT BINARY)"
-    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+    with connection.cursor() as cursor, connection.wrap_database_errors, cursor.cursor.copy(sql) as copy:
         copy.write(_BINARY_HEADER)
         for block in blocks:
             copy.write(_binary_block(block))
