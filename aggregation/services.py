@@ -250,7 +250,8 @@ def project_aggregates_recompute(*, project_id: int) -> dict[str, Any]:
     figures and the handoff evaluation (the suggestions app's, reached through events.figures_recomputed).
 
     The judgments are loaded once and serve all three steps. Each step commits on its own, so a failure later
-    leaves the earlier figures written. Returns what it did."""
+    leaves the earlier figures written; a first run of a large project commits its items a chunk at a time
+    (``_first_run_write``). Returns what it did."""
     project = Project.objects.get(pk=project_id)
     # Timestamps before the judgments: an annotation saved meanwhile is newer than what is recorded, so
     # reconciliation picks it up.
