@@ -28,7 +28,7 @@ from aggregation.figures.items import ItemFigures, item_figures_compute
 from aggregation.figures.judgments import FloatArray, IntArray, Judgments, signed_preferences
 from aggregation.figures.project import project_figures_compute
 from aggregation.maths import ifs
-from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
+from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
 from aggregation.studies import adaptive as adaptive_services
 from aggregation.studies import figures as study_figures
 from annotation.models import Annotation
@@ -63,14 +63,10 @@ def _rows_write(
 
 
 def _items_unwritten(*, project_id: int, item_ids: list[int] | None) -> bool:
-    """None of these items (None: of the project's) has an item or response aggregate."""
-    if item_ids is None:
-        items = ItemAggregate.objects.filter(project_id=project_id)
-        responses = ResponseAggregate.objects.filter(item__project_id=project_id)
-    else:
-        items = ItemAggregate.objects.filter(item_id__in=item_ids)
-        responses = ResponseAggregate.objects.filter(item_id__in=item_ids)
-    return not items.exists() and not responses.exists()
+    """None of these items (None: of the project's) has an item aggregate. Their response rows are checked chunk by
+    chunk by the writer (``writers.PostgresCopy``), through the item_id index."""
+    items = ItemAggregate.objects.filter(project_id=project_id)
+    return not (items if item_ids is None else items.filter(item_id__in=item_ids)).exists()
 
 
 def _first_run_chunk_write(*, data: Judgments, figures: ItemFigures, chunk: IntArray, newest: dict[Any, Any]) -> None:
@@ -80,6 +76,7 @@ def _first_run_chunk_write(*, data: Judgments, figures: ItemFigures, chunk: IntA
         with transaction.atomic():
             write(writer=writers.PostgresCopy())
     except IntegrityError:
+        logger.info("Project %s: aggregate rows appeared during a first run; merging a chunk", data.settings.project_id)
         with transaction.atomic():
             write(writer=writers.PostgresMerge())
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 import numpy as np
-from django.db import connection
+from django.db import IntegrityError, connection
 from django.db.models import Exists, OuterRef
 
 from aggregation.figures.annotators import AnnotatorFigures
@@ -161,6 +161,10 @@ class OrmWriter:
         return None
 
 
+class RowsPresent(IntegrityError):
+    """A first-run chunk found rows already there: the caller merges it instead."""
+
+
 class PostgresCopy:
     """Writes of items that have no aggregate rows yet (a project's first run) on PostgreSQL: every chunk is COPied
     straight into the target tables, with no staging and no merge. The caller checks that none of the items has an
@@ -169,6 +173,10 @@ class PostgresCopy:
     and merges instead. The unique constraints, not the check, keep a cell from being written twice."""
 
     def add(self, item_rows: list[tuple[Any, ...]], responses: list[list[Column]], item_ids: list[int]) -> None:
+        # A response row with no item aggregate (none should exist) would not conflict with the new cells, and the
+        # merge would have deleted it: refuse such a chunk too.
+        if ResponseAggregate.objects.filter(item_id__in=item_ids).exists():
+            raise RowsPresent(f"response aggregates of {len(item_ids)} items already there")
         copy_rows(ItemAggregate._meta.db_table, ITEM_COLUMNS, item_rows)
         copy_binary(ResponseAggregate._meta.db_table, RESPONSE_COLUMNS, responses)
 

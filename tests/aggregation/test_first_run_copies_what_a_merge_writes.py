@@ -91,3 +91,20 @@ def test_a_first_run_that_meets_rows_already_there_merges_instead(project, monke
 
     assert merged != before
     assert _orm_rows(monkeypatch, project.pk) == merged
+
+
+def test_a_response_row_left_without_its_item_aggregate_is_merged_away(project, monkeypatch):
+    # Item 0's judgments under criterion b are gone, yet a row of its under b is there with no item aggregate: it
+    # conflicts with no new cell, so only the merge (which the first run falls back to) removes it.
+    item = project.items.order_by("pk").first()
+    criterion_b = project.criteria.get(name="b")
+    JudgmentValue.objects.filter(annotation__item=item, criterion=criterion_b).delete()
+    ResponseAggregate.objects.create(
+        item=item, response=item.responses.first(), criterion=criterion_b, operator="ifwa", mu=0.5, nu=0.2
+    )
+
+    services.project_aggregates_recompute(project_id=project.pk)
+
+    assert not ResponseAggregate.objects.filter(item=item, criterion=criterion_b).exists()
+    assert ItemAggregate.objects.count() == N_ITEMS
+    assert _orm_rows(monkeypatch, project.pk) == _rows()
