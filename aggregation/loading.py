@@ -23,17 +23,39 @@ from projects.models import PERMILLE, Item, Project, Response
 NO_GOLD = int(ifs.UNDEFINED)
 
 
+_LINES_TO_TABS = bytes.maketrans(b"\n", b"\t")
+
+
+def _copied_int_rows(cursor: Any, sql: str, params: Any, width: int) -> IntArray | None:
+    """The query's rows through ``COPY … TO STDOUT`` as text, parsed by numpy in one call (None if some value is
+    not a whole number, e.g. a NULL). A project's 600,000 judgments as Python tuples took 0.4 GB at their peak; as
+    text they take a tenth of that, and the parse is faster than building the tuples."""
+    with connection.wrap_database_errors, cursor.cursor.copy(f"COPY ({sql}) TO STDOUT", params) as copy:
+        text = b"".join(bytes(block) for block in copy)
+    if not text:
+        return np.zeros((0, width), dtype=np.int64)
+    values = np.fromstring(text[:-1].translate(_LINES_TO_TABS), dtype=np.int64, sep="\t")
+    if values.size != text.count(b"\n") * width:
+        return None
+    return values.reshape(-1, width)
+
+
 def _int_rows(queryset: Any, width: int) -> IntArray:
     """Run a ``values_list`` queryset of whole numbers straight into an (n, width) array.
 
-    The ORM's query, executed on the cursor: ``fetchall`` hands numpy plain tuples, skipping the per-row
-    converters of values_list, which cost more than the maths on a large project.
+    The ORM's query, executed on the cursor: on PostgreSQL through COPY, elsewhere ``fetchall`` hands numpy plain
+    tuples; either way the per-row converters of values_list, which cost more than the maths on a large project,
+    are skipped.
     """
     try:
         sql, params = queryset.query.sql_with_params()
     except EmptyResultSet:  # e.g. ``pk__in=[]``: Django knows no row can match
         return np.zeros((0, width), dtype=np.int64)
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            copied = _copied_int_rows(cursor, sql, params, width)
+            if copied is not None:
+                return copied
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return np.array(rows, dtype=np.int64).reshape(-1, width)

@@ -13,17 +13,19 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from aggregation import loading, writers
 from aggregation.figures.annotators import annotator_figures_compute, annotator_layout
-from aggregation.figures.items import item_figures_compute
-from aggregation.figures.judgments import FloatArray, Judgments, signed_preferences
+from aggregation.figures.items import ItemFigures, item_figures_compute
+from aggregation.figures.judgments import FloatArray, IntArray, Judgments, signed_preferences
 from aggregation.figures.project import project_figures_compute
 from aggregation.maths import ifs
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
@@ -42,30 +44,105 @@ COPY_THRESHOLD = 1000
 #: largest weight: every new label nudges leave-one-out agreement, and re-weighting a large project for a nudge
 #: that cannot move any headline figure would keep the workers busy for nothing.
 WEIGHT_CHANGE_TOLERANCE = 0.005
+#: Connections that write a project's first run at once (PostgreSQL stores the rows of each on one core).
+FIRST_RUN_CONNECTIONS = 2
 
 
-def _items_write(
-    *, data: Judgments, weights: FloatArray, newest: dict[Any, Any], whole_project: bool, phases: dict[str, float]
-) -> int:
-    started = time.perf_counter()
-    figures = item_figures_compute(data, weights)
-    computed = time.perf_counter()
+def _rows_write(
+    *, writer: writers.Writer, data: Judgments, figures: ItemFigures, labelled: IntArray, newest: dict[Any, Any]
+) -> None:
     now = timezone.now()
-    labelled = np.nonzero(data.n_annotators > 0)[0]
-    unlabelled = data.item_ids[data.n_annotators == 0].tolist()
-    project_id = data.settings.project_id
-    writers.stale_human_aggregates_delete(project_id=project_id, item_ids=None if whole_project else unlabelled)
-    cells_per_item = data.response_ids.shape[1] * (data.criterion_ids.size + 1) * len(ifs.OPERATORS)
-    use_copy = connection.vendor == "postgresql" and labelled.size * cells_per_item >= COPY_THRESHOLD
-    writer: writers.OrmWriter | writers.PostgresMerge = writers.PostgresMerge() if use_copy else writers.OrmWriter()
     for start in range(0, labelled.size, writers.ITEM_CHUNK):
         chunk = labelled[start : start + writers.ITEM_CHUNK]
         writer.add(
             writers.item_rows(data, figures, chunk, newest, now),
-            writers.response_rows(data, figures, chunk),
+            writers.response_blocks(data, figures, chunk),
             data.item_ids[chunk].tolist(),
         )
     writer.finish()
+
+
+def _items_unwritten(*, project_id: int, item_ids: list[int] | None) -> bool:
+    """None of these items (None: of the project's) has an item aggregate. Their response rows are checked chunk by
+    chunk by the writer (``writers.PostgresCopy``), through the item_id index."""
+    items = ItemAggregate.objects.filter(project_id=project_id)
+    return not (items if item_ids is None else items.filter(item_id__in=item_ids)).exists()
+
+
+def _first_run_chunk_write(*, data: Judgments, figures: ItemFigures, chunk: IntArray, newest: dict[Any, Any]) -> None:
+    """One chunk of a first run in a transaction of its own: COPY, or the merge when rows appeared meanwhile."""
+    write = partial(_rows_write, data=data, figures=figures, labelled=chunk, newest=newest)
+    try:
+        with transaction.atomic():
+            write(writer=writers.PostgresCopy())
+    except IntegrityError:
+        logger.info("Project %s: aggregate rows appeared during a first run; merging a chunk", data.settings.project_id)
+        with transaction.atomic():
+            write(writer=writers.PostgresMerge())
+
+
+def _first_run_write(*, data: Judgments, figures: ItemFigures, labelled: IntArray, newest: dict[Any, Any]) -> None:
+    """A project's first run, chunk by chunk, each chunk committed on its own over FIRST_RUN_CONNECTIONS
+    connections at once. Storing the rows (index entries, foreign-key checks) is the database's work on one core
+    per connection, and a chunk holds the rows of whole items: a reader sees an item with all its rows or none, and
+    an item without rows is what it was before the run, not computed yet (reconciliation finds it should the run
+    stop midway; the next run then merges). Memory stays that of one chunk per connection."""
+    chunks = [labelled[start : start + writers.ITEM_CHUNK] for start in range(0, labelled.size, writers.ITEM_CHUNK)]
+
+    def connection_write(share: list[IntArray]) -> None:
+        try:
+            for chunk in share:
+                _first_run_chunk_write(data=data, figures=figures, chunk=chunk, newest=newest)
+        finally:
+            connection.close()  # this thread's own connection
+
+    with ThreadPoolExecutor(max_workers=FIRST_RUN_CONNECTIONS) as pool:
+        shares = [chunks[k::FIRST_RUN_CONNECTIONS] for k in range(FIRST_RUN_CONNECTIONS)]
+        for done in [pool.submit(connection_write, share) for share in shares if share]:
+            done.result()
+
+
+def _items_write(
+    *,
+    data: Judgments,
+    weights: FloatArray,
+    newest: dict[Any, Any],
+    whole_project: bool,
+    phases: dict[str, float],
+    separate_commits: bool = False,
+) -> int:
+    """Compute and write the item and response aggregates of ``data``'s items, in the caller's transaction; with
+    ``separate_commits`` and outside any transaction, a first run of more than one chunk goes chunk by chunk."""
+    started = time.perf_counter()
+    figures = item_figures_compute(data, weights)
+    computed = time.perf_counter()
+    labelled = np.nonzero(data.n_annotators > 0)[0]
+    unlabelled = data.item_ids[data.n_annotators == 0].tolist()
+    project_id = data.settings.project_id
+    cells_per_item = data.response_ids.shape[1] * (data.criterion_ids.size + 1) * len(ifs.OPERATORS)
+    use_copy = connection.vendor == "postgresql" and labelled.size * cells_per_item >= COPY_THRESHOLD
+    write = partial(_rows_write, data=data, figures=figures, labelled=labelled, newest=newest)
+    # Other connections see only committed rows: never from inside a caller's transaction.
+    chunked = separate_commits and labelled.size > writers.ITEM_CHUNK and not connection.in_atomic_block
+    with transaction.atomic():
+        writers.stale_human_aggregates_delete(project_id=project_id, item_ids=None if whole_project else unlabelled)
+        first = use_copy and _items_unwritten(
+            project_id=project_id, item_ids=None if whole_project else data.item_ids[labelled].tolist()
+        )
+        if not first:
+            write(writer=writers.PostgresMerge() if use_copy else writers.OrmWriter())
+        elif not chunked:
+            # A first run: nothing to merge with, so COPY straight into the tables. Should rows have appeared
+            # meanwhile (a concurrent run over dirty items), the unique constraints refuse the COPY and the merge
+            # writes over them instead.
+            try:
+                with transaction.atomic():
+                    write(writer=writers.PostgresCopy())
+            except IntegrityError:
+                logger.info("Project %s: aggregate rows appeared during a first run; merging instead", project_id)
+                write(writer=writers.PostgresMerge())
+    if first and chunked:
+        _first_run_write(data=data, figures=figures, labelled=labelled, newest=newest)
     phases.update(maths=computed - started, write=time.perf_counter() - computed)
     return int(labelled.size)
 
@@ -170,7 +247,8 @@ def project_aggregates_recompute(*, project_id: int) -> dict[str, Any]:
     figures and the handoff evaluation (the suggestions app's, reached through events.figures_recomputed).
 
     The judgments are loaded once and serve all three steps. Each step commits on its own, so a failure later
-    leaves the earlier figures written. Returns what it did."""
+    leaves the earlier figures written; a first run of a large project commits its items a chunk at a time
+    (``_first_run_write``). Returns what it did."""
     project = Project.objects.get(pk=project_id)
     # Timestamps before the judgments: an annotation saved meanwhile is newer than what is recorded, so
     # reconciliation picks it up.
@@ -181,8 +259,9 @@ def project_aggregates_recompute(*, project_id: int) -> dict[str, Any]:
         moved, weights = _annotators_write(data=data)
     items = 0
     if moved or _items_behind_settings(project_id):
-        with transaction.atomic():
-            items = _items_write(data=data, weights=weights, newest=newest_by_item, whole_project=True, phases={})
+        items = _items_write(
+            data=data, weights=weights, newest=newest_by_item, whole_project=True, phases={}, separate_commits=True
+        )
     with transaction.atomic():
         _project_write(data=data, newest=newest)
     adaptive_services.adaptive_overlap_plan(project_id=project_id)

@@ -1,16 +1,17 @@
 """Database writes of the aggregates: item and response rows (ORM for a few items, COPY and a set-based merge for
-many), annotator rows and the project row. Every write is an upsert, so running a recompute twice leaves the same
-rows (idempotent) and any number of workers may run it. COPY goes through :func:`config.bulk.copy_rows`, the
-project's one COPY helper."""
+many, COPY alone for items without rows yet), annotator rows and the project row. Every write is an upsert (or
+falls back to one), so running a recompute twice leaves the same rows (idempotent) and any number of workers may
+run it. COPY goes through :mod:`config.bulk` (rows of items as text, response values by column in the binary
+format)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
-from django.db import connection
+from django.db import IntegrityError, connection
 from django.db.models import Exists, OuterRef
 
 from aggregation.figures.annotators import AnnotatorFigures
@@ -19,7 +20,7 @@ from aggregation.figures.judgments import IntArray, Judgments, optional
 from aggregation.figures.settings import FigureSettings
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from annotation.models import Annotation
-from config.bulk import copy_rows
+from config.bulk import Column, copy_binary, copy_rows
 
 #: Rows per INSERT statement, and items per chunk of built model instances (memory stays flat on big projects).
 BATCH_SIZE = 2000
@@ -49,9 +50,10 @@ ITEM_COLUMNS = (
 )
 
 
-def response_rows(data: Judgments, figures: ItemFigures, items: IntArray) -> list[tuple[Any, ...]]:
-    """Rows (RESPONSE_COLUMNS) for the item indices ``items``: per operator, each criterion and overall."""
-    rows: list[tuple[Any, ...]] = []
+def response_blocks(data: Judgments, figures: ItemFigures, items: IntArray) -> list[list[Column]]:
+    """Rows (RESPONSE_COLUMNS) for the item indices ``items`` by column, one block per operator and criterion
+    (each criterion, then overall): arrays for the ids and values, the criterion and operator one value each."""
+    blocks: list[list[Column]] = []
     response_ids = data.response_ids[items]
     item_pks = data.item_ids[items]
     for operator, (per_criterion, overall) in figures.by_operator.items():
@@ -64,12 +66,20 @@ def response_rows(data: Judgments, figures: ItemFigures, items: IntArray) -> lis
             i, r = np.nonzero(keep)
             mu_k = np.clip(mu[i, r], 0.0, 1.0)
             nu_k = np.clip(np.minimum(nu[i, r], 1.0 - mu_k), 0.0, 1.0)
-            rows.extend(
-                (item_id, response_id, criterion_id, operator, m, n)
-                for item_id, response_id, m, n in zip(
-                    item_pks[i].tolist(), response_ids[i, r].tolist(), mu_k.tolist(), nu_k.tolist(), strict=True
-                )
+            blocks.append([item_pks[i], response_ids[i, r], criterion_id, operator, mu_k, nu_k])
+    return blocks
+
+
+def response_rows(blocks: list[list[Column]]) -> list[tuple[Any, ...]]:
+    """The rows of ``response_blocks`` one by one (RESPONSE_COLUMNS), for the ORM."""
+    rows: list[tuple[Any, ...]] = []
+    for item_pks, response_ids, criterion_id, operator, mu, nu in blocks:
+        rows.extend(
+            (item_id, response_id, criterion_id, operator, m, n)
+            for item_id, response_id, m, n in zip(
+                *(np.asarray(column).tolist() for column in (item_pks, response_ids, mu, nu)), strict=True
             )
+        )
     return rows
 
 
@@ -117,12 +127,20 @@ def item_rows(
     ]
 
 
+class Writer(Protocol):
+    """Writes item and response rows chunk by chunk (``add``), then whatever is left (``finish``)."""
+
+    def add(self, item_rows: list[tuple[Any, ...]], responses: list[list[Column]], item_ids: list[int]) -> None: ...
+
+    def finish(self) -> None: ...
+
+
 class OrmWriter:
     """Writes each chunk at once with the ORM: bulk_create(update_conflicts=True) for items; for response rows,
     which ON CONFLICT cannot target (two partial unique constraints: per criterion, and overall with criterion
     NULL), the chunk's rows are replaced (delete, insert) inside the caller's transaction. Any database."""
 
-    def add(self, item_rows: list[tuple[Any, ...]], response_rows: list[tuple[Any, ...]], item_ids: list[int]) -> None:
+    def add(self, item_rows: list[tuple[Any, ...]], responses: list[list[Column]], item_ids: list[int]) -> None:
         ItemAggregate.objects.bulk_create(
             [ItemAggregate(**dict(zip(ITEM_COLUMNS, row, strict=True))) for row in item_rows],
             batch_size=BATCH_SIZE,
@@ -134,10 +152,33 @@ class OrmWriter:
         ResponseAggregate.objects.bulk_create(
             [
                 ResponseAggregate(item_id=i, response_id=r, criterion_id=c, operator=o, mu=m, nu=n)
-                for i, r, c, o, m, n in response_rows
+                for i, r, c, o, m, n in response_rows(responses)
             ],
             batch_size=BATCH_SIZE,
         )
+
+    def finish(self) -> None:
+        return None
+
+
+class RowsPresent(IntegrityError):
+    """A first-run chunk found rows already there: the caller merges it instead."""
+
+
+class PostgresCopy:
+    """Writes of items that have no aggregate rows yet (a project's first run) on PostgreSQL: every chunk is COPied
+    straight into the target tables, with no staging and no merge. The caller checks that none of the items has an
+    item aggregate and runs this inside a savepoint: a row already there (a concurrent writer got in first, or a
+    response row without its item aggregate) is a unique violation, and the caller then rolls back to the savepoint
+    and merges instead. The unique constraints, not the check, keep a cell from being written twice."""
+
+    def add(self, item_rows: list[tuple[Any, ...]], responses: list[list[Column]], item_ids: list[int]) -> None:
+        # A response row with no item aggregate (none should exist) would not conflict with the new cells, and the
+        # merge would have deleted it: refuse such a chunk too.
+        if ResponseAggregate.objects.filter(item_id__in=item_ids).exists():
+            raise RowsPresent(f"response aggregates of {len(item_ids)} items already there")
+        copy_rows(ItemAggregate._meta.db_table, ITEM_COLUMNS, item_rows)
+        copy_binary(ResponseAggregate._meta.db_table, RESPONSE_COLUMNS, responses)
 
     def finish(self) -> None:
         return None
@@ -166,12 +207,12 @@ class PostgresMerge:
                 f'FROM "{ResponseAggregate._meta.db_table}" WITH NO DATA'
             )
 
-    def add(self, item_rows: list[tuple[Any, ...]], response_rows: list[tuple[Any, ...]], item_ids: list[int]) -> None:
+    def add(self, item_rows: list[tuple[Any, ...]], responses: list[list[Column]], item_ids: list[int]) -> None:
         self.n_items += len(item_ids)
         if self.n_items <= INDEXED_MERGE_ITEMS:
             self.item_ids.extend(item_ids)
         copy_rows("item_aggregate_incoming", ITEM_COLUMNS, item_rows)
-        copy_rows("response_aggregate_incoming", RESPONSE_COLUMNS, response_rows)
+        copy_binary("response_aggregate_incoming", RESPONSE_COLUMNS, responses)
 
     def finish(self) -> None:
         items = ItemAggregate._meta.db_table

@@ -276,7 +276,7 @@ def main() -> None:
         )
         print(
             f"      read {phases['read']:.2f} s, maths {phases['maths']:.2f} s, write {phases['write']:.2f} s, "
-            f"commit (deferred foreign-key checks) and the rest {timings[-1][1] - sum(phases.values()):.2f} s"
+            f"commit and the rest {timings[-1][1] - sum(phases.values()):.2f} s"
         )
         timed(
             "annotator weights alone (read, Eq. 8, consensus, write)",

@@ -28,6 +28,8 @@ from projects.models import PERMILLE, TIE, Project
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 _NO_BINARY = -9
+#: Up to this many annotation ids are read by id; more, by project.
+IN_LIST_LIMIT = 50_000
 
 
 def repeat_layout(
@@ -115,7 +117,13 @@ def _position_bias(data: Judgments, signed: FloatArray) -> dict[str, Any]:
     if n == 0:
         empty = position_bias(np.zeros(0), np.zeros(0, dtype=np.int64), 0).as_dict(data.annotator_ids)
         return {**empty, "unknown_order": 0}
-    known = Annotation.objects.filter(pk__in=data.annotation_ids.tolist(), order_known=True)
+    # A project's worth of ids in one IN list costs the driver seconds to send: above a few tens of thousands, all
+    # of the project's annotations are read (ids not loaded are not matched below).
+    known = (
+        Annotation.objects.filter(pk__in=data.annotation_ids.tolist(), order_known=True)
+        if n <= IN_LIST_LIMIT
+        else Annotation.objects.filter(project_id=data.settings.project_id, order_known=True)
+    )
     shown = np.array(
         list(known.order_by("pk").values_list("pk", Cast(KT("response_order__0"), IntegerField()))),
         dtype=np.int64,
