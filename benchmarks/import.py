@@ -93,8 +93,8 @@ def main() -> None:
     from django.db import connection
     from tqdm import tqdm
 
-    from annotation.imports import labels as label_import
     from annotation.imports.labels import labels_import
+    from config import events
     from projects.imports.items import items_import
     from projects.models import Project
     from projects.services import blind_sample_redraw, project_create
@@ -138,7 +138,10 @@ def main() -> None:
             # Without a broker the recomputation that labels_import hands to Celery would run here, inside the
             # timed call; in production workers do it. Record the hand-off instead (aggregation has its own benchmark).
             handed_off: list[int] = []
-            label_import.on_annotations_changed = lambda *, project_id, item_ids: handed_off.extend(item_ids)
+            events.LABELS_CHANGED.disconnect(dispatch_uid="aggregation.labels_changed")
+            events.LABELS_CHANGED.connect(
+                lambda *, item_ids, **_: handed_off.extend(item_ids), weak=False, dispatch_uid="bench.handed_off"
+            )
             with labels_file.open(encoding="utf-8") as handle, tqdm(total=total, unit="row", desc="labels") as bar:
                 started = time.perf_counter()
                 labelled = labels_import(

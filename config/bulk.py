@@ -7,7 +7,8 @@ them; COPY streams the rows instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +102,26 @@ def reserve_ids(model: type[models.Model], count: int) -> list[int]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count])
         return [row[0] for row in cursor.fetchall()]
+
+
+@contextmanager
+def checks_per_statement() -> Iterator[None]:
+    """Inside a transaction: check foreign keys at the end of each statement rather than all at the commit
+    (PostgreSQL; Django makes them DEFERRABLE INITIALLY DEFERRED).
+
+    A bulk write of hundreds of thousands of rows otherwise queues an event per row and key in the server's memory
+    and runs every check in the COMMIT; checked per statement, the queue stays one statement long and the rows the
+    checks read are still in the cache. The same checks run either way. Deferral is restored when the block ends
+    normally; after an error the transaction (or savepoint) is rolled back, which restores it too.
+    """
+    if not is_postgresql():
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
 
 
 @dataclass(frozen=True)

@@ -38,29 +38,23 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from itertools import islice
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, OuterRef, Subquery
-from django.db.models.functions import Coalesce
-from django.utils import timezone
 
-from annotation.imports.label_rows import INT_MAX, ParsedLabel, check_against_item, parse_label
-from annotation.models import Annotation, AnnotationRevision, JudgmentValue
+from annotation.imports.label_rows import ParsedLabel, check_against_item, parse_label
+from annotation.imports.label_writes import SOURCE, annotation_counts_refresh, label_page_write
+from annotation.models import Annotation, JudgmentValue
 from config import events
-from config.bulk import insert_rows
+from config.bulk import checks_per_statement
 from projects.imports.annotators import label_annotators_resolve
 from projects.imports.items import ImportRejected, RowError
 from projects.models import Item, Project, Response
 from projects.services import project_mark_labelling_started
 
 PAGE_SIZE = 1000
-_ENCODER = json.JSONEncoder(ensure_ascii=False)
-REVISION_REASON = "import"
-SOURCE = "import"
 
 
 @dataclass
@@ -73,23 +67,6 @@ class LabelImportResult:
     identities_created: int = 0  # imported annotators met for the first time in this project
     errors: list[RowError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # how another tool's file was read, where the lead chose
-
-
-def _payload(label: ParsedLabel, response_order: list[int]) -> dict[str, Any]:
-    """The same shape annotation_save writes, plus the label's own timestamp."""
-    return {
-        "mode": label.mode,
-        "values": [
-            {"response": p, "criterion": c, "mu": mu, "nu": nu} for (p, c), (mu, nu) in sorted(label.values.items())
-        ],
-        "binary_choice": label.choice,
-        "likert_value": label.likert,
-        "response_order": response_order,
-        "accepted": False,
-        "source": SOURCE,
-        "suggestion_shown": label.suggestion_shown,
-        "timestamp": label.timestamp.isoformat() if label.timestamp else None,
-    }
 
 
 def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
@@ -117,6 +94,28 @@ def labels_import(
 
     ``progress`` is called with the number of lines read so far after each page.
     """
+    with checks_per_statement():
+        return _labels_import(
+            project=project,
+            lines=lines,
+            skip_invalid=skip_invalid,
+            progress=progress,
+            allow_members=allow_members,
+            allow_leads=allow_leads,
+            source=source,
+        )
+
+
+def _labels_import(
+    *,
+    project: Project,
+    lines: Iterable[str],
+    skip_invalid: bool,
+    progress: Callable[[int], None] | None,
+    allow_members: bool,
+    allow_leads: bool,
+    source: str,
+) -> LabelImportResult:
     criteria = {c.name: c.pk for c in project.criteria.all()}
     criterion_names = list(criteria)
     result = LabelImportResult()
@@ -155,11 +154,15 @@ def labels_import(
         annotators.update(resolved)
         result.identities_created += counts["identities_created"]
         # (item, annotator) → (annotation id, its source) for labels that were in the project before this import.
+        # Asked by item alone: with the annotators in the query too, a planner whose statistics predate the import
+        # walks each annotator's whole index, which this import keeps growing.
+        page_annotators = {annotators[lb.annotator].pk for lb in labels}
         existing = {
             (item_id, annotator_id): (pk, origin)
-            for pk, item_id, annotator_id, origin in Annotation.objects.filter(
-                item_id__in=items.values(), annotator_id__in={annotators[lb.annotator].pk for lb in labels}
-            ).values_list("pk", "item_id", "annotator_id", "source")
+            for pk, item_id, annotator_id, origin in Annotation.objects.filter(item_id__in=items.values()).values_list(
+                "pk", "item_id", "annotator_id", "source"
+            )
+            if annotator_id in page_annotators
         }
         candidates: list[tuple[ParsedLabel, int, int]] = []
         for label in labels:
@@ -206,7 +209,9 @@ def labels_import(
             continue
         # Labels of an earlier import that this file changes are revised like labels written by an earlier page.
         written.update({key: pk for key, pk in again.items() if key not in same})
-        result.created += _write(project, accepted, criteria, responses, written)
+        result.created += label_page_write(
+            project=project, accepted=accepted, criteria=criteria, responses=responses, written=written
+        )
         touched_items.update(item_id for _, item_id, _ in accepted)
         if progress is not None:
             progress(lines_read)
@@ -214,7 +219,7 @@ def labels_import(
     if result.errors and not skip_invalid:
         raise ImportRejected(sorted(result.errors, key=lambda e: e.line))
     if result.created or result.revised:
-        _recount(sorted(touched_items))
+        annotation_counts_refresh(item_ids=sorted(touched_items))
         project_mark_labelling_started(project_id=project.pk)
         events.labels_changed(project_id=project.pk, item_ids=touched_items)
     return result
@@ -251,157 +256,3 @@ def _unchanged(
         )
     }
     return {key for key, pk in again.items() if stored[pk] == _judgment_of(last[key], criteria, responses[key[0]])}
-
-
-def _write(
-    project: Project,
-    accepted: list[tuple[ParsedLabel, int, int]],
-    criteria: dict[str, int],
-    responses: dict[int, dict[int, int]],
-    written: dict[tuple[int, int], int],
-) -> int:
-    """Write a page of labels in file order; returns how many annotations were created.
-
-    Labels of one annotator × item are revisions: the last one becomes (or updates) the annotation, each one is
-    an AnnotationRevision. ``written`` maps the annotator × items written by earlier pages to their annotation.
-    """
-    groups: dict[tuple[int, int], list[ParsedLabel]] = {}
-    for label, item_id, annotator_id in accepted:
-        groups.setdefault((item_id, annotator_id), []).append(label)
-    if not groups:
-        return 0
-    fresh = [key for key in groups if key not in written]
-    again = [key for key in groups if key in written]
-    created = Annotation.objects.bulk_create(
-        [_annotation(project, key, groups[key], responses) for key in fresh], batch_size=PAGE_SIZE
-    )
-    now = timezone.now()
-    earlier = Annotation.objects.in_bulk([written[key] for key in again])
-    # Per annotator × item: revisions already stored, and whether one of them was saved with a suggestion shown.
-    before: dict[tuple[int, int], tuple[int, bool]] = {key: (0, False) for key in fresh}
-    for key in again:
-        annotation = earlier[written[key]]
-        before[key] = (annotation.revision_count, annotation.suggestion_shown)
-        _revise(annotation, groups[key], responses[key[0]])
-        annotation.updated_at = now
-    Annotation.objects.bulk_update(list(earlier.values()), [*_REVISED_FIELDS, "updated_at"], batch_size=PAGE_SIZE)
-    JudgmentValue.objects.filter(annotation_id__in=list(earlier)).delete()
-    annotation_of = {key: annotation for key, annotation in zip(fresh, created, strict=True)}
-    annotation_of.update({key: earlier[written[key]] for key in again})
-    written.update({key: annotation.pk for key, annotation in annotation_of.items()})
-
-    insert_rows(
-        JudgmentValue,
-        ["annotation_id", "response_id", "criterion_id", "mu", "nu"],
-        [
-            (annotation_of[key].pk, responses[key[0]][position], criteria[criterion], mu, nu)
-            for key, labels in groups.items()
-            for (position, criterion), (mu, nu) in labels[-1].values.items()
-        ],
-    )
-    insert_rows(
-        AnnotationRevision,
-        [
-            "annotation_id",
-            "number",
-            "payload",
-            "suggestion_shown",
-            "accepted_suggestion",
-            "time_spent_ms",
-            "reason",
-            "created_at",
-        ],
-        _revision_rows(groups, annotation_of, before, responses, now),
-    )
-    # bulk_create stamps "now"; the label's own time is when it was first made. updated_at stays "now" so the
-    # aggregates' staleness check (annotation newer than aggregate) sees the import.
-    dated = []
-    for key, annotation in zip(fresh, created, strict=True):
-        stamp = groups[key][0].timestamp
-        if stamp is not None:
-            annotation.created_at = stamp
-            dated.append(annotation)
-    if dated:
-        Annotation.objects.bulk_update(dated, ["created_at"], batch_size=PAGE_SIZE)
-    return len(created)
-
-
-_REVISED_FIELDS = (
-    "response_order",
-    "order_known",
-    "binary_choice",
-    "likert_value",
-    "suggestion_shown",
-    "time_spent_ms",
-    "revision_count",
-)
-
-
-def _order(label: ParsedLabel, positions: dict[int, int]) -> list[int]:
-    return label.response_order or sorted(positions)
-
-
-def _annotation(
-    project: Project, key: tuple[int, int], labels: list[ParsedLabel], responses: dict[int, dict[int, int]]
-) -> Annotation:
-    item_id, annotator_id = key
-    annotation = Annotation(
-        project=project,
-        item_id=item_id,
-        annotator_id=annotator_id,
-        mode=project.mode,
-        suggestion_shown=False,
-        time_spent_ms=0,
-        revision_count=0,
-        source=SOURCE,
-    )
-    _revise(annotation, labels, responses[item_id])
-    return annotation
-
-
-def _revise(annotation: Annotation, labels: list[ParsedLabel], positions: dict[int, int]) -> None:
-    """Apply ``labels`` (file order) to ``annotation`` as annotation_save would: the last one's judgment stands,
-    time adds up, and once a suggestion was shown the annotation is never blind again."""
-    last = labels[-1]
-    annotation.response_order = _order(last, positions)
-    annotation.order_known = last.response_order is not None
-    annotation.binary_choice = last.choice
-    annotation.likert_value = last.likert
-    annotation.suggestion_shown = annotation.suggestion_shown or any(lb.suggestion_shown for lb in labels)
-    annotation.time_spent_ms = min(annotation.time_spent_ms + sum(lb.time_spent_ms for lb in labels), INT_MAX)
-    annotation.revision_count += len(labels)
-
-
-def _revision_rows(
-    groups: dict[tuple[int, int], list[ParsedLabel]],
-    annotation_of: dict[tuple[int, int], Annotation],
-    before: dict[tuple[int, int], tuple[int, bool]],
-    responses: dict[int, dict[int, int]],
-    now: datetime,
-) -> Iterator[tuple[Any, ...]]:
-    for key, labels in groups.items():
-        number, shown = before[key]
-        for label in labels:
-            # Blind until the first revision saved with a suggestion on screen, then never again.
-            shown = shown or label.suggestion_shown
-            number += 1
-            yield (
-                annotation_of[key].pk,
-                number,
-                _ENCODER.encode(_payload(label, _order(label, responses[key[0]]))),
-                shown,
-                False,
-                label.time_spent_ms,
-                REVISION_REASON,
-                now,
-            )
-
-
-def _recount(item_ids: list[int]) -> None:
-    saved = (
-        Annotation.objects.filter(item_id=OuterRef("pk")).order_by().values("item_id").annotate(n=Count("id"))
-    ).values("n")
-    for start in range(0, len(item_ids), PAGE_SIZE):
-        Item.objects.filter(pk__in=item_ids[start : start + PAGE_SIZE]).update(
-            annotation_count=Coalesce(Subquery(saved), 0)
-        )
