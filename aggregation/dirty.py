@@ -18,6 +18,9 @@ logger = logging.getLogger(__name__)
 PENDING_KEY = "penumbra:{queue}:project-recompute:{project_id}"
 DIRTY_ITEMS_KEY = "penumbra:{queue}:dirty-items:{project_id}"
 ITEMS_PENDING_KEY = "penumbra:{queue}:items-pending:{project_id}"
+PROJECT_SECONDS_KEY = "penumbra:{queue}:project-seconds:{project_id}"
+# A day: a project nobody saves to for longer starts again from the shortest delay.
+PROJECT_SECONDS_EXPIRY = 86_400
 _redis_clients: dict[str, Any] = {}
 
 
@@ -46,14 +49,36 @@ def _key(template: str, project_id: int) -> str:
     return template.format(queue=celery_app().conf.task_default_queue, project_id=project_id)
 
 
-def items_dirty_add(*, client: Any, project_id: int, item_ids: list[int], expiry: int) -> bool:
-    """Add the items to the project's dirty set and raise its pending flag in one Redis transaction; True when the
-    flag was down (the caller then sends the one task that will take the set)."""
+def changes_mark(
+    *, client: Any, project_id: int, item_ids: list[int], items_expiry: int, project_expiry: int
+) -> tuple[bool, bool, float | None]:
+    """A save's whole Redis side in one round trip (one transaction): add the items to the project's dirty set,
+    raise the items' and the project's pending flags, and read how long the last project run took.
+
+    Returns (items flag was down, project flag was down, seconds of the last project run or None): the caller sends
+    the item task for the first, the project task for the second, with a countdown paced by the third.
+    """
     with client.pipeline(transaction=True) as pipe:
-        pipe.sadd(_key(DIRTY_ITEMS_KEY, project_id), *item_ids)
-        pipe.set(_key(ITEMS_PENDING_KEY, project_id), "1", nx=True, ex=expiry)
-        _, raised = pipe.execute()
-    return bool(raised)
+        if item_ids:
+            pipe.sadd(_key(DIRTY_ITEMS_KEY, project_id), *item_ids)
+            pipe.set(_key(ITEMS_PENDING_KEY, project_id), "1", nx=True, ex=items_expiry)
+        pipe.set(_key(PENDING_KEY, project_id), "1", nx=True, ex=project_expiry)
+        pipe.get(_key(PROJECT_SECONDS_KEY, project_id))
+        replies = pipe.execute()
+    items_raised = bool(replies[1]) if item_ids else False
+    last = replies[-1]
+    return items_raised, bool(replies[-2]), float(last) if last is not None else None
+
+
+def project_seconds_record(*, project_id: int, seconds: float) -> None:
+    """Called by the project task after a run: its duration paces the next one (``changes_mark``)."""
+    client = redis_client()
+    if client is None:
+        return
+    try:
+        client.set(_key(PROJECT_SECONDS_KEY, project_id), f"{seconds:.3f}", ex=PROJECT_SECONDS_EXPIRY)
+    except Exception:
+        logger.warning("Could not record the project run's duration of %s; the next run is not paced", project_id)
 
 
 def items_pending_lower(*, client: Any, project_id: int) -> None:

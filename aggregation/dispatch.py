@@ -4,8 +4,9 @@ After the transaction commits, the changed items are recomputed COALESCED: their
 (``aggregation.dirty``) and one ``items_dirty_recompute`` task is sent only when none is pending, so however fast
 annotators save, a project has at most one item task queued and each run recomputes every item gathered since the
 last. The project-level figures are scheduled DEBOUNCED: a pending flag (SET NX with an expiry) marks a pending
-``project_recompute`` task, sent with a countdown of ``AGGREGATION_PROJECT_DELAY`` seconds only when none is
-pending, so a burst of saves costs one project run. The task lowers the flag when it starts, so a save that lands
+``project_recompute`` task, sent with a countdown of ``AGGREGATION_PROJECT_DELAY`` seconds (longer when the last run
+was long: ``project_delay``) only when none is pending, so a burst of saves costs one project run. A save's whole
+Redis side is one round trip. The task lowers the flag when it starts, so a save that lands
 during a run schedules the next one.
 
 A settings change (``on_settings_changed``: the operator, weight coefficients, tie tolerance, criterion weights,
@@ -40,6 +41,11 @@ from aggregation import dirty, embedded, tasks
 
 logger = logging.getLogger(__name__)
 
+# Project runs take at most this share of a worker's time: the next waits at least (1 / share - 1) × the last run.
+PROJECT_RUN_SHARE = 0.2
+# However long the last run, a save's figures are at most this many seconds (plus a run) from being counted.
+PROJECT_DELAY_LONGEST = 60
+
 
 def on_annotations_changed(*, project_id: int, item_ids: list[int]) -> None:
     """Schedule recomputation of these items and (debounced) of the project, after the transaction commits."""
@@ -66,58 +72,62 @@ def _after_commit(project_id: int, item_ids: list[int]) -> None:
     if getattr(settings, "AGGREGATION_IN_THREAD", False):
         embedded.runner.submit(project_id, item_ids)
         return
-
     try:
-        if item_ids:
-            items_dirty_mark(project_id=project_id, item_ids=item_ids)
-        project_recompute_schedule(project_id=project_id)
+        changes_schedule(project_id=project_id, item_ids=item_ids)
     except Exception:
         # Broker down, or (eager mode) the computation itself failed: the save stands, reconciliation catches up.
         logger.exception("Could not run or enqueue the recomputation of project %s; reconciliation will", project_id)
 
 
-def items_dirty_mark(*, project_id: int, item_ids: list[int]) -> bool:
-    """Add the items to the project's dirty set and send one ``items_dirty_recompute`` unless one is pending;
-    True if a task was sent. Without Redis (eager, memory broker) it sends ``item_aggregates`` for these ids.
+def project_delay(*, last_seconds: float | None) -> float:
+    """Seconds the project run waits to gather saves: ``AGGREGATION_PROJECT_DELAY``, or longer when the last run
+    took long, so that project runs take at most ``PROJECT_RUN_SHARE`` of a worker's time (a 1,000-item project
+    is recomputed within a second or two of a save; a 100,000-item one, whose run takes seconds, less often)."""
+    shortest = float(getattr(settings, "AGGREGATION_PROJECT_DELAY", 1))
+    if not last_seconds:
+        return shortest
+    paced = round(last_seconds * (1 / PROJECT_RUN_SHARE - 1), 1)
+    return max(shortest, min(paced, PROJECT_DELAY_LONGEST))
 
-    A lost set or message loses nothing: the annotations' timestamps stay newer than their aggregates, and the
-    periodic reconciliation recomputes them.
+
+def changes_schedule(*, project_id: int, item_ids: list[int]) -> tuple[bool, bool]:
+    """Mark the items dirty and schedule the project run, sending each task only when none is pending; returns
+    whether the item task and the project task were sent. One Redis round trip (``dirty.changes_mark``).
+
+    Without Redis (eager mode, the memory broker) it sends ``item_aggregates`` for these ids and the project task
+    every time. A lost set or message loses nothing: the annotations' timestamps stay newer than their aggregates,
+    and the periodic reconciliation recomputes them. Raises on broker errors (the after-commit hook logs them).
     """
-    client = None if dirty.celery_app().conf.task_always_eager else dirty.redis_client()
+    app = dirty.celery_app()
+    client = None if app.conf.task_always_eager else dirty.redis_client()
     if client is None:
-        tasks.item_aggregates.delay(project_id, item_ids)
-        return True
-    # The expiry outlives the task's hard limit, so a lost message unblocks the next save by itself.
-    expiry = int(tasks.ITEM_TIME_LIMIT) + 90
-    if not dirty.items_dirty_add(client=client, project_id=project_id, item_ids=item_ids, expiry=expiry):
-        return False
+        if item_ids:
+            tasks.item_aggregates.delay(project_id, item_ids)
+        if app.conf.task_always_eager:
+            tasks.project_recompute.delay(project_id)
+        else:
+            tasks.project_recompute.apply_async((project_id,), countdown=project_delay(last_seconds=None))
+        return bool(item_ids), True
+    # The expiries outlive the tasks' hard limits (and the countdown), so a lost message unblocks the next save.
+    items_raised, project_raised, last_seconds = dirty.changes_mark(
+        client=client,
+        project_id=project_id,
+        item_ids=item_ids,
+        items_expiry=int(tasks.ITEM_TIME_LIMIT) + 90,
+        project_expiry=PROJECT_DELAY_LONGEST + int(tasks.PROJECT_TIME_LIMIT) + 60,
+    )
     try:
-        tasks.items_dirty_recompute.delay(project_id)
+        if items_raised:
+            tasks.items_dirty_recompute.delay(project_id)
     except Exception:
         dirty.items_pending_lower(client=client, project_id=project_id)
-        raise
-    return True
-
-
-def project_recompute_schedule(*, project_id: int) -> bool:
-    """Send ``project_recompute`` with a countdown unless one is already pending; True if sent.
-
-    Eager mode runs it at once. Raises on broker errors (callers decide; the after-commit hook logs them).
-    """
-    if dirty.celery_app().conf.task_always_eager:
-        tasks.project_recompute.delay(project_id)
-        return True
-    delay = int(getattr(settings, "AGGREGATION_PROJECT_DELAY", 3))
-    client = dirty.redis_client()
-    if client is not None:
-        # The expiry outlives the countdown and the task's hard limit, so a lost message unblocks itself.
-        expiry = delay + int(tasks.PROJECT_TIME_LIMIT) + 60
-        if not dirty.project_pending_raise(client=client, project_id=project_id, expiry=expiry):
-            return False
-    try:
-        tasks.project_recompute.apply_async((project_id,), countdown=delay)
-    except Exception:
-        if client is not None:
+        if project_raised:
             dirty.project_pending_lower(client=client, project_id=project_id)
         raise
-    return True
+    try:
+        if project_raised:
+            tasks.project_recompute.apply_async((project_id,), countdown=project_delay(last_seconds=last_seconds))
+    except Exception:
+        dirty.project_pending_lower(client=client, project_id=project_id)
+        raise
+    return items_raised, project_raised

@@ -8,6 +8,7 @@ duplicate or redelivered message only rewrites the same rows.
 from __future__ import annotations
 
 import logging
+import time
 
 from celery import shared_task
 from django.conf import settings
@@ -85,7 +86,10 @@ def project_recompute(project_id: int) -> dict[str, object]:
     dirty.project_recompute_pending_clear(project_id=project_id)
     if not Project.objects.filter(pk=project_id).exists():
         return {}
+    started = time.monotonic()
     done = services.project_aggregates_recompute_exclusive(project_id=project_id)
+    if done is not None:
+        dirty.project_seconds_record(project_id=project_id, seconds=time.monotonic() - started)
     if done is None:
         # Another worker is recomputing this project and may have read it before the save that sent this task:
         # schedule one more run (merged with any other pending one) instead of running beside it.
@@ -100,7 +104,7 @@ def project_recompute(project_id: int) -> dict[str, object]:
 def _project_recompute_again(*, project_id: int) -> None:
     """One more debounced run after a busy one, merged with any pending run as dispatch merges them (the tasks do
     not import dispatch: it imports them)."""
-    delay = int(getattr(settings, "AGGREGATION_PROJECT_DELAY", 3))
+    delay = int(getattr(settings, "AGGREGATION_PROJECT_DELAY", 1))
     client = dirty.redis_client()
     if client is None or dirty.project_pending_raise(
         client=client, project_id=project_id, expiry=delay + int(PROJECT_TIME_LIMIT) + 60

@@ -321,8 +321,9 @@ JOB_REQUEUE_SECONDS = env_int("JOB_REQUEUE_SECONDS", 600, minimum=1)
 JOB_TEST_PAUSE_MS = env_int("JOB_TEST_PAUSE_MS", 0)
 # The largest upload an import takes (page and API), in megabytes: a bigger one is refused with 413.
 IMPORT_MAX_UPLOAD_MB = env_int("IMPORT_MAX_UPLOAD_MB", 2048, minimum=1)
-# Project-level figures are recomputed this many seconds after the first save of a burst (debounce).
-AGGREGATION_PROJECT_DELAY = env_int("AGGREGATION_PROJECT_DELAY", 3)
+# Project-level figures are recomputed this many seconds after the first save of a burst (debounce), or later when
+# the last run was long (aggregation.dispatch.project_delay keeps project runs under a fifth of a worker's time).
+AGGREGATION_PROJECT_DELAY = env_int("AGGREGATION_PROJECT_DELAY", 1)
 # Embedded mode (SQLite, tasks in-process): one background thread does the recomputation, so requests never wait.
 AGGREGATION_IN_THREAD = env_bool("AGGREGATION_IN_THREAD", EMBEDDED and CELERY_TASK_ALWAYS_EAGER)
 REDIS_URL = _redis_url

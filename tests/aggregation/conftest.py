@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
+import redis
 from django.db.models import F
 
 from annotation.models import Annotation, JudgmentValue
@@ -122,3 +126,18 @@ def worker(transactional_db, tmp_path) -> Iterator[Worker]:
         finally:
             running.stop()
             purge_queue(queue)
+
+
+@pytest.fixture
+def queue() -> Iterator[tuple[Any, str]]:
+    """A Celery queue of the test's own on the shared Redis (tasks are queued, not run), and a client to read it."""
+    name = f"penumbra-test-coalesce-{uuid.uuid4().hex[:12]}"
+    url = os.environ["PENUMBRA_TEST_REDIS_URL"]
+    with celery_configured(broker_url=url, task_always_eager=False, task_default_queue=name):
+        client = redis.Redis.from_url(url)
+        try:
+            yield client, name
+        finally:
+            client.delete(name)
+            for key in client.scan_iter(f"penumbra:{name}:*"):
+                client.delete(key)

@@ -4,32 +4,15 @@ runs; that task recomputes every item gathered and empties the set."""
 from __future__ import annotations
 
 import json
-import os
-import uuid
 
 import pytest
-import redis
 from django.db import transaction
 
 from aggregation import dispatch, tasks
 from aggregation.models import ItemAggregate
-from tests.aggregation.conftest import annotate_ifs, celery_configured, project_make
+from tests.aggregation.conftest import annotate_ifs, project_make
 
 pytestmark = [pytest.mark.redis]
-
-
-@pytest.fixture
-def queue():
-    name = f"penumbra-test-coalesce-{uuid.uuid4().hex[:12]}"
-    url = os.environ["PENUMBRA_TEST_REDIS_URL"]
-    with celery_configured(broker_url=url, task_always_eager=False, task_default_queue=name):
-        client = redis.Redis.from_url(url)
-        try:
-            yield client, name
-        finally:
-            client.delete(name)
-            for key in client.scan_iter(f"penumbra:{name}:*"):
-                client.delete(key)
 
 
 def _queued_tasks(client, name: str) -> list[str]:
