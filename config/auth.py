@@ -37,6 +37,8 @@ from django.db import transaction
 from django.http import HttpRequest
 from rest_framework.request import Request
 
+from config.cache_prefetch import MISSING, prefetch_discard, prefetch_session_user, prefetch_take
+
 logger = logging.getLogger(__name__)
 
 USER_CACHE_SECONDS = 60
@@ -47,8 +49,12 @@ TOMBSTONE = "forgotten"
 CACHED_FIELDS = ("id", "username", "is_active", "is_staff", "is_superuser")
 
 
-def _key(user_id: Any) -> str:
+def user_cache_key(user_id: Any) -> str:
+    """The key of a user's entry in the sessions cache (config.cache_prefetch reads it ahead)."""
     return f"user:{user_id}"
+
+
+prefetch_session_user(key=user_cache_key)
 
 
 def _cache() -> Any:
@@ -92,7 +98,9 @@ class CachedModelBackend(ModelBackend):
     def get_user(self, user_id: Any) -> Any:
         cache = _cache()
         try:
-            raw = cache.get(_key(user_id))
+            raw = prefetch_take(settings.SESSION_CACHE_ALIAS, user_cache_key(user_id))
+            if raw is MISSING:
+                raw = cache.get(user_cache_key(user_id))
         except Exception:
             logger.warning("Session cache unreachable; reading the user from the database")
             return super().get_user(user_id)
@@ -104,7 +112,7 @@ class CachedModelBackend(ModelBackend):
             if raw is None:
                 try:
                     # add, never set: a tombstone written by a save since our read must win (see the docstring).
-                    cache.add(_key(user_id), user_entry(user), USER_CACHE_SECONDS)
+                    cache.add(user_cache_key(user_id), user_entry(user), USER_CACHE_SECONDS)
                 except Exception:
                     logger.warning("Session cache unreachable; the user is not cached")
         return user if self.user_can_authenticate(user) else None
@@ -112,7 +120,8 @@ class CachedModelBackend(ModelBackend):
 
 def user_forget(*, user_id: Any) -> None:
     """Put a tombstone where the user's entry was. Raises while the cache is unreachable."""
-    _cache().set(_key(user_id), TOMBSTONE, USER_CACHE_SECONDS)
+    prefetch_discard(settings.SESSION_CACHE_ALIAS, user_cache_key(user_id))
+    _cache().set(user_cache_key(user_id), TOMBSTONE, USER_CACHE_SECONDS)
 
 
 def _forget_after_commit(user_id: Any) -> None:
@@ -132,7 +141,7 @@ def on_user_written(sender: Any, instance: Any, update_fields: Any = None, **kwa
         # Nobody can have read a row that did not exist, so a new account (a study participant arriving while Redis
         # is down) never waits for the cache; an entry left under a reused id just goes, when the cache answers.
         try:
-            _cache().delete(_key(user_id))
+            _cache().delete(user_cache_key(user_id))
         except Exception:
             logger.warning("Session cache unreachable; nothing to forget for new user %s", user_id)
         return

@@ -20,6 +20,8 @@ from django.contrib.sessions.backends import cached_db
 from django.contrib.sessions.backends.db import SessionStore as DBStore
 from django.core.cache import caches
 
+from config.cache_prefetch import MISSING, prefetch_discard, prefetch_take
+
 logger = logging.getLogger(__name__)
 
 SESSION_CACHE_SECONDS = 300
@@ -35,7 +37,9 @@ class SessionStore(cached_db.SessionStore):
 
     def load(self) -> dict[str, Any]:
         try:
-            data = self._sessions_cache.get(self.cache_key)
+            data = prefetch_take(settings.SESSION_CACHE_ALIAS, self.cache_key)
+            if data is MISSING:
+                data = self._sessions_cache.get(self.cache_key)
         except Exception:
             data = None
         if data is not None:
@@ -60,6 +64,7 @@ class SessionStore(cached_db.SessionStore):
 
     def save(self, must_create: bool = False) -> None:
         DBStore.save(self, must_create)
+        prefetch_discard(settings.SESSION_CACHE_ALIAS, self.cache_key)
         try:
             session = self._session  # type: ignore[attr-defined]  # SessionBase API the stubs leave out
             self._sessions_cache.set(self.cache_key, session, self._cache_seconds())
@@ -71,6 +76,7 @@ class SessionStore(cached_db.SessionStore):
         key = session_key if session_key is not None else self.session_key
         if key is None:
             return
+        prefetch_discard(settings.SESSION_CACHE_ALIAS, self.cache_key_prefix + key)
         try:
             self._sessions_cache.delete(self.cache_key_prefix + key)
         except Exception:

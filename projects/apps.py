@@ -10,13 +10,16 @@ class ProjectsConfig(AppConfig):
         # Cache upkeep only (no business logic): every write of a criterion, whoever makes it, forgets the
         # project's cached criteria.
         from config import auth
+        from config.cache_prefetch import prefetch_for_view_keyword
         from projects import jobs
         from projects.imports.tasks import import_items_run
         from projects.models import Criterion, Job
-        from projects.selectors import criteria_forget_on_change
+        from projects.selectors import criteria_cache_key, criteria_forget_on_change
 
         post_save.connect(criteria_forget_on_change, sender=Criterion, dispatch_uid="criteria_forget_save")
         post_delete.connect(criteria_forget_on_change, sender=Criterion, dispatch_uid="criteria_forget_delete")
+        # Every page of a project reads its criteria: read them ahead with the session (one Redis round trip).
+        prefetch_for_view_keyword(keyword="project_id", alias="default", key=criteria_cache_key)
         # And every write of a user forgets the signed-in copy config.auth keeps.
         auth.connect()
         # Each app names the task that runs its kind of job, so the job runner imports nothing above projects.

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 from django.http import Http404
 
+from config.cache_prefetch import MISSING, prefetch_discard, prefetch_take
 from projects.models import Criterion, Item, Job, Membership, Project, Response, SuggestionValue
 
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -25,14 +26,16 @@ _CRITERIA_ATTRIBUTE = "_penumbra_criteria"
 CRITERIA_CACHE_SECONDS = 300
 
 
-def _criteria_key(project_id: int) -> str:
+def criteria_cache_key(project_id: Any) -> str:
+    """A project's criteria in the shared cache (config.cache_prefetch reads it ahead on the project's pages)."""
     return f"project:{int(project_id)}:criteria"
 
 
 def criteria_forget(*, project_id: int) -> None:
     """Drop the cached criteria of a project now and again once the current transaction commits (a request that
     read the old rows in between may have cached them again)."""
-    key = _criteria_key(project_id)
+    key = criteria_cache_key(project_id)
+    prefetch_discard("default", key)
     cache.delete(key)
     transaction.on_commit(lambda: cache.delete(key))
 
@@ -61,8 +64,13 @@ def project_criteria(project: Project) -> list[Criterion]:
     rendering)."""
     cached = getattr(project, _CRITERIA_ATTRIBUTE, None)
     if cached is None:
-        key = _criteria_key(project.pk)
-        cached = cache.get(key)
+        key = criteria_cache_key(project.pk)
+        try:
+            cached = prefetch_take("default", key)
+        except Exception:  # the read ahead failed: the cache fails open, as its own read would have
+            cached = None
+        if cached is MISSING:
+            cached = cache.get(key)
         if cached is None:
             cached = list(Criterion.objects.filter(project_id=project.pk))
             cache.set(key, cached, CRITERIA_CACHE_SECONDS)
