@@ -24,8 +24,9 @@ SKIP_ACTION = re.compile(r'action="([^"]+/skip/)"')
 
 @dataclass
 class Results:
-    save_ms: list[float] = field(default_factory=list)
-    next_ms: list[float] = field(default_factory=list)
+    save_ms: list[float] = field(default_factory=list)  # saves only (each one a labelled item when acknowledged)
+    other_ms: list[float] = field(default_factory=list)  # skips, steps back and reloads
+    steps: int = 0  # requests the annotators set out to send (the offered load), whatever came of them
     errors: list[str] = field(default_factory=list)
     saves: int = 0
     first_saves: list[float] = field(default_factory=list)  # monotonic ack times of first saves
@@ -101,6 +102,8 @@ class Annotator(threading.Thread):
                     next_at = max(next_at + self.interval, time.monotonic() - self.interval)
                     if time.monotonic() >= self.until[0]:
                         break
+                with self.results.lock:
+                    self.results.steps += 1
                 page = self._step(client, page)
                 if page is None:
                     break
@@ -118,13 +121,13 @@ class Annotator(threading.Thread):
         if roll < 0.03:  # skip with a reason
             skip = SKIP_ACTION.search(page)
             data = {"csrfmiddlewaretoken": csrf, "skip_reason": "I cannot judge this topic"}
-            return self._timed(client, "POST", self.base + skip.group(1), data, url, "save", page)
+            return self._timed(client, "POST", self.base + skip.group(1), data, url, page)
         if roll < 0.06:  # back to the previous item, to edit it
             target = f"{self.base}/projects/{self.project_id}/annotate/previous/?before={item_id}"
-            return self._timed(client, "GET", target, None, url, "next", page)
+            return self._timed(client, "GET", target, None, url, page)
         if roll < 0.10:  # a reload (the page asks for its current item again)
             target = f"{self.base}/projects/{self.project_id}/annotate/"
-            return self._timed(client, "GET", target, None, url, "next", page)
+            return self._timed(client, "GET", target, None, url, page)
         values: dict[tuple[int, int], tuple[int, int]] = {}
         data = {
             "csrfmiddlewaretoken": csrf,
@@ -168,15 +171,13 @@ class Annotator(threading.Thread):
                 self.results.errors.append(f"{method} {url}: {type(error).__name__}")
             return None
 
-    def _timed(self, client, method, url, data, current, kind, page):  # type: ignore[no-untyped-def]
+    def _timed(self, client, method, url, data, current, page):  # type: ignore[no-untyped-def]
         started = time.monotonic()
         answer = self._request(client, method, url, data, current)
         if answer is None:
             return page
         with self.results.lock:
-            (self.results.save_ms if kind == "save" else self.results.next_ms).append(
-                (time.monotonic() - started) * 1000
-            )
+            self.results.other_ms.append((time.monotonic() - started) * 1000)
             if answer.status_code != 200:
                 self.results.errors.append(f"{method} {answer.status_code}")
                 return page

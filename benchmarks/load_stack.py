@@ -85,10 +85,10 @@ class Stack:
             [sys.executable, *args], cwd=self.app_dir, env=self.env, check=True, capture_output=True, text=True
         ).stdout
 
-    def start(self, *, workers: int, threads: int, logs: Path) -> None:
+    def start(self, *, workers: int | None, threads: int | None, logs: Path) -> None:
         bin_dir = Path(sys.executable).parent
-        # The deployed settings (config/gunicorn.py: keep-alive, timeouts, backlog) when the code under test has
-        # them; the worker and thread counts of the run on top.
+        # The deployed settings (config/gunicorn.py: processes, threads, keep-alive, timeouts, backlog) when the code
+        # under test has them; worker and thread counts given for the run on top.
         config = ["-c", "config/gunicorn.py"] if (self.app_dir / "config" / "gunicorn.py").exists() else []
         web = [
             str(bin_dir / "gunicorn"),
@@ -98,10 +98,8 @@ class Stack:
             f"127.0.0.1:{self.port}",
             "--worker-class",
             "gthread",
-            "--workers",
-            str(workers),
-            "--threads",
-            str(threads),
+            *(["--workers", str(workers)] if workers else []),
+            *(["--threads", str(threads)] if threads else []),
         ]
         worker = [str(bin_dir / "celery"), "-A", "config", "worker", "--concurrency=1", "--loglevel=WARNING"]
         worker += ["-Q", self.env["CELERY_QUEUE"], "--without-gossip", "--without-mingle", "--without-heartbeat"]
