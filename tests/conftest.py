@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from django.core.cache import cache, caches
 from django.http import HttpRequest
 from django.test import Client
@@ -19,6 +21,12 @@ from tests.factories import (
 )
 
 pytest_plugins = ["tests.browser_fixtures", "tests.live_server"]
+
+# Property tests check what holds, never how fast: on a 2-core machine shared by two test workers, real worker
+# processes and browsers, Hypothesis's timing checks (the per-example deadline, "input generation is slow") fail
+# runs that found nothing wrong.
+hypothesis_settings.register_profile("penumbra", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("penumbra")
 
 # Modules that take long per test: a browser, real worker processes, or marked slow.
 HEAVY_MARKS = ("browser", "redis", "slow")
