@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
-from hypothesis import HealthCheck
-from hypothesis import settings as hypothesis_settings
 from django.core.cache import cache, caches
 from django.http import HttpRequest
 from django.test import Client
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from projects.models import Membership, Project
 from tests.factories import (
