@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Exists, QuerySet, Subquery
 from django.utils import timezone
 
-from annotation import compiled_sql, judgment
+from annotation import judgment
 from annotation.checks import check_annotator_of, check_client_token, check_judgment, check_served, whole_number
 from annotation.claims import assignment_new
 from annotation.models import (
@@ -32,6 +32,7 @@ from annotation.models import (
 from annotation.queue.services import AfterSave, has_room, lock_rows
 from annotation.request_selectors import requests_to_serve
 from annotation.studies import selectors as crossover_selectors
+from config import compiled_sql
 from config.bulk import RowUpdate, insert_together
 from projects.models import Criterion, Item, Project, Response
 from projects.selectors import item_responses, project_criteria

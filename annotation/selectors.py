@@ -29,7 +29,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from markdown_it import MarkdownIt
 
-from annotation import compiled_sql, judgment
+from annotation import judgment
 
 # The home's reads live in annotation.home_selectors; the home page (projects.views) reaches them from here.
 from annotation.home_selectors import HomeRow as HomeRow
@@ -38,6 +38,7 @@ from annotation.home_selectors import home_progress_for as home_progress_for
 from annotation.home_selectors import home_rows_for_user as home_rows_for_user
 from annotation.models import Annotation, Assignment, JudgmentValue, SuggestionExposure
 from annotation.request_selectors import requests_verifying, requests_withholding
+from config import compiled_sql
 from projects import preference
 from projects.models import TIE, Criterion, Item, Membership, Project, Response, Suggestion, SuggestionValue
 from projects.selectors import project_get_for_user, project_role_for

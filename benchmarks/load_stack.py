@@ -40,9 +40,9 @@ def build(*, name: str, n_items: int, n_annotators: int) -> dict[str, object]:
     user_model = get_user_model()
     names = [f"load-annotator-{n}" for n in range(n_annotators)]
     for username in [*names, "load-lead"]:
-        user, _ = user_model.objects.get_or_create(username=username)
-        user.password = hashed
-        user.save(update_fields=["password"])
+        # Created with the password, never saved again: a save of a user row puts a tombstone in place of its
+        # cached copy for a minute (config.auth), which would send every request of the run to the user table.
+        user, _ = user_model.objects.get_or_create(username=username, defaults={"password": hashed})
         role = Membership.Role.LEAD if username == "load-lead" else Membership.Role.ANNOTATOR
         membership_set(project=project, user=user, role=role)
     return {"project": project.pk, "annotators": names}

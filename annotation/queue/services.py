@@ -27,15 +27,16 @@ from django.db.models import (
 )
 from django.utils import timezone
 
-from annotation import compiled_sql, judgment
+from annotation import judgment
 from annotation.checks import check_annotator, check_annotator_of, check_served, served
 from annotation.claims import assignment_new, assignment_reclaim, claim_duration
-from annotation.compiled_sql import Builder
 from annotation.models import Annotation, Assignment
 from annotation.queue import order as queue_order
 from annotation.request_selectors import requests_to_serve
 from annotation.selectors import live_claims_by_others
 from annotation.studies import services as crossover_services
+from config import compiled_sql
+from config.compiled_sql import Builder
 from projects.models import Item, Project, Response
 from projects.selectors import item_responses, item_with_responses
 

@@ -10,12 +10,12 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation import compiled_sql
 from annotation.judgment import queue_offset
 from annotation.models import Assignment
 from annotation.queue import services as claim_services
 from annotation.saving import SaveRequest
 from annotation.services import annotation_save, assignment_claim_next
+from config import compiled_sql
 from projects.models import Item
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="the compiled path runs on PostgreSQL only")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from annotation import compiled_sql
-from annotation.compiled_sql import UnsafeBuilder
+from config import compiled_sql
+from config.compiled_sql import UnsafeBuilder
 from projects.models import Item
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="the compiled path runs on PostgreSQL only")
