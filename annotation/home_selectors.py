@@ -3,13 +3,16 @@ of queries however many projects and items."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, IntegerField, Q, Sum
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Least
 
 from annotation.models import Annotation, Assignment
+from config import compiled_sql
 from projects.models import Item, Membership, Project
 
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -111,13 +114,35 @@ class QueueProgress:
         return self.done == 0 and self.skipped == 0
 
 
-def home_progress_for(*, project: Project, annotator: AnyUser) -> QueueProgress:
-    """This annotator's own counts in one project and the project's item count (one query: the page's save-and-next
-    has a statement budget). Items LEFT JOIN assignments: each assignment row belongs to one item."""
-    own = Q(assignments__annotator_id=annotator.pk)
-    counts = Item.objects.filter(project=project).aggregate(
-        total=Count("id", distinct=True),
-        done=Count("assignments", filter=own & Q(assignments__status=Assignment.Status.DONE)),
-        skipped=Count("assignments", filter=own & Q(assignments__status=Assignment.Status.SKIPPED)),
+def _progress_counts(values: Mapping[str, Any]) -> QuerySet[Project]:
+    """The project row with three counts, each an index lookup: its items (the project_id index), and this
+    annotator's done and skipped assignments (assignment_history_idx). Joining items to assignments instead reads
+    every item of the project on every page."""
+
+    def counted(rows: QuerySet[Any]) -> Subquery:
+        return Subquery(rows.order_by().values("project_id").annotate(n=Count("pk")).values("n")[:1])
+
+    own = Assignment.objects.filter(project_id=OuterRef("pk"), annotator_id=values["annotator_id"])
+    return (
+        Project.objects.filter(pk=values["project_id"])
+        .annotate(
+            items_total=counted(Item.objects.filter(project_id=OuterRef("pk"))),
+            own_done=counted(own.filter(status=Assignment.Status.DONE)),
+            own_skipped=counted(own.filter(status=Assignment.Status.SKIPPED)),
+        )
+        .only("pk")
     )
-    return QueueProgress(done=counts["done"] or 0, skipped=counts["skipped"] or 0, total=counts["total"] or 0)
+
+
+def home_progress_for(*, project: Project, annotator: AnyUser) -> QueueProgress:
+    """This annotator's own counts in one project and the project's item count, in one statement (the page's
+    save-and-next has a statement budget), compiled once per process on PostgreSQL."""
+    named: dict[str, Any] = {"project_id": project.pk, "annotator_id": annotator.pk}
+    row: Any  # a Project with the three counts as attributes
+    if compiled_sql.enabled() and annotator.pk is not None:
+        row = compiled_sql.first_row(Project, ("progress counts",), _progress_counts, named)
+    else:
+        row = _progress_counts(named).first()
+    if row is None:
+        return QueueProgress(done=0, skipped=0, total=0)
+    return QueueProgress(done=row.own_done or 0, skipped=row.own_skipped or 0, total=row.items_total or 0)
