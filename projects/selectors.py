@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Prefetch, QuerySet, prefetch_related_objects
+from django.db.models import F, Prefetch, QuerySet, prefetch_related_objects
 from django.http import Http404
 
+from config import compiled_sql
 from config.cache_prefetch import MISSING, prefetch_discard, prefetch_take
 from projects.models import Criterion, Item, Job, Membership, Project, Response, SuggestionValue
 
@@ -24,6 +26,8 @@ _CRITERIA_ATTRIBUTE = "_penumbra_criteria"
 # cache, forgotten after each commit that changes them (criteria_forget). The expiry bounds what a write missed
 # during a cache outage (the cache fails open) or a read racing a change could leave behind.
 CRITERIA_CACHE_SECONDS = 300
+# The largest id a row can have (ids are 64-bit).
+ID_MAX = 2**63 - 1
 
 
 def criteria_cache_key(project_id: Any) -> str:
@@ -101,10 +105,28 @@ def item_responses(item: Item) -> list[Response]:
     return sorted(item.responses.all(), key=lambda response: response.position)
 
 
+def _member_project(values: Mapping[str, Any]) -> QuerySet[Project]:
+    return Project.objects.filter(pk=values["project_id"], memberships__user_id=values["user_id"]).annotate(
+        member_role=F("memberships__role")
+    )
+
+
 def membership_get(*, user: AnyUser, project_id: int) -> Membership | None:
-    if not user.is_authenticated:
+    """The user's membership of the project with the project read in the same statement; None for a non-member.
+
+    Every request to a project's pages starts here, so on PostgreSQL the statement is compiled once per process
+    (config.compiled_sql): the project with the member's role, from which the membership is rebuilt."""
+    if not user.is_authenticated or not 0 < int(project_id) <= ID_MAX:
+        return None  # an id no row can have (the ORM answers these without a statement; the compiled path cannot)
+    named = {"project_id": int(project_id), "user_id": int(user.pk)}
+    project: Any
+    if compiled_sql.enabled():
+        project = compiled_sql.first_row(Project, ("member project",), _member_project, named)
+    else:
+        project = _member_project(named).first()
+    if project is None:
         return None
-    return Membership.objects.filter(user_id=user.pk, project_id=project_id).select_related("project").first()
+    return Membership(user_id=user.pk, project=project, role=project.member_role)
 
 
 def project_get_for_user(*, user: AnyUser, project_id: int, role: str | None = None) -> Project:
