@@ -71,7 +71,7 @@ def changes_mark(
 
 
 def project_seconds_record(*, project_id: int, seconds: float) -> None:
-    """Called by the project task after a run: its duration paces the next one (``changes_mark``)."""
+    """Called by the project task after a run: its CPU seconds pace the next one (``changes_mark``)."""
     client = redis_client()
     if client is None:
         return

@@ -41,7 +41,8 @@ from aggregation import dirty, embedded, tasks
 
 logger = logging.getLogger(__name__)
 
-# Project runs take at most this share of a worker's time: the next waits at least (1 / share - 1) × the last run.
+# Project runs take at most this share of a worker's CPU: the next waits at least (1 / share - 1) × the last run's
+# CPU seconds.
 PROJECT_RUN_SHARE = 0.2
 # However long the last run, a save's figures are at most this many seconds (plus a run) from being counted.
 PROJECT_DELAY_LONGEST = 60
@@ -81,7 +82,7 @@ def _after_commit(project_id: int, item_ids: list[int]) -> None:
 
 def project_delay(*, last_seconds: float | None) -> float:
     """Seconds the project run waits to gather saves: ``AGGREGATION_PROJECT_DELAY``, or longer when the last run
-    took long, so that project runs take at most ``PROJECT_RUN_SHARE`` of a worker's time (a 1,000-item project
+    took much CPU, so that project runs take at most ``PROJECT_RUN_SHARE`` of a worker's CPU (a 1,000-item project
     is recomputed within a second or two of a save; a 100,000-item one, whose run takes seconds, less often)."""
     shortest = float(getattr(settings, "AGGREGATION_PROJECT_DELAY", 1))
     if not last_seconds:
