@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from load_client import Annotator, Lead, Results, freshness, pct
 from load_stack import (
+    SECRET_KEY,
     Stack,
     backlog,
     build,
@@ -217,7 +218,7 @@ def main() -> None:
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/1"),
         "CELERY_QUEUE": f"load-{os.getpid()}",
-        "SECRET_KEY": os.environ.get("SECRET_KEY", "load-benchmark-secret-key-0000000000000000000000"),
+        "SECRET_KEY": os.environ.get("SECRET_KEY", SECRET_KEY),
         "DEBUG": "0",
         # Plain HTTP on loopback: production settings would otherwise redirect every request to https and mark the
         # cookies secure, which an http client never sends back.

@@ -18,6 +18,11 @@ from load_client import PASSWORD, Results
 # --- building the project (runs in a subprocess, inside the code under test) ---------------------------------------
 
 
+# One secret for every benchmark and every checkout compared: the cached signed-in user (config.auth) carries a hash
+# keyed by it, and the benchmarks share one Redis, so a run with a secret of its own would meet stale entries.
+SECRET_KEY = "penumbra-benchmark-secret-key-00000000000000000000000"
+
+
 def build(*, name: str, n_items: int, n_annotators: int) -> dict[str, object]:
     import django
 

@@ -44,14 +44,12 @@ def main() -> None:
     os.chdir(app_dir)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["PENUMBRA_HTTPS"] = "0"
-    # One secret for every checkout compared: the cached signed-in user carries a hash keyed by it, and a checkout
-    # with a secret of its own would find the other's entries stale.
-    os.environ.setdefault("SECRET_KEY", "save-cpu-benchmark-secret-key-000000000000000000000")
+    from load_stack import SECRET_KEY, ensure_database
+
+    os.environ.setdefault("SECRET_KEY", SECRET_KEY)
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/1")
     # Saves enqueue their recomputation on a queue no worker consumes: the aggregation must not run in the request.
     os.environ.setdefault("CELERY_QUEUE", "bench-save-cpu")
-
-    from load_stack import ensure_database
 
     ensure_database(os.environ["DATABASE_URL"])  # created when missing, as the other benchmarks do
 
