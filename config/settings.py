@@ -122,11 +122,6 @@ else:
             dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True)
         )
     }
-    # Server-side binding and prepared statements: every request repeats the same dozen statements, and PostgreSQL
-    # then plans each once per connection instead of every time (a fifth less of its CPU per save, measured with
-    # benchmarks/load.py). Off (0) behind a pooler that shares connections per transaction (PgBouncer's).
-    if env_bool("DB_PREPARED_STATEMENTS", True):
-        DATABASES["default"].setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=2)
 # While the database is unreachable requests answer 503 with this Retry-After (config/outage.py).
 DATABASE_RETRY_AFTER_SECONDS = env_int("DATABASE_RETRY_AFTER_SECONDS", 5, minimum=1)
 
