@@ -31,15 +31,22 @@ from annotation.selectors import live_claims_by_others
 from projects.models import Item, Project
 from projects.selectors import item_with_responses
 
-#: The hash: (item · MULTIPLIER + annotator · ANNOTATOR_MULTIPLIER + seed) mod MODULUS, below rate · MODULUS.
+#: The hash: (item · MULTIPLIER + annotator · ANNOTATOR_MULTIPLIER + seed) mod MODULUS, below repeat_threshold(rate).
 MODULUS = 10007
 MULTIPLIER = 2654435761
 ANNOTATOR_MULTIPLIER = 40503
 
 
+def repeat_threshold(rate: float) -> int:
+    """The hash values below this are drawn: one whole number for the query and for :func:`repeat_drawn` (a hash
+    equal to ``rate · MODULUS``'s whole part must count the same in both)."""
+    return int(rate * MODULUS)
+
+
 def repeat_drawn(*, seed: int, annotator_id: int, item_id: int, rate: float) -> bool:
     """The draw of :func:`queue_first` in Python (the query computes the same), for tests and exports."""
-    return (item_id * MULTIPLIER + annotator_id * ANNOTATOR_MULTIPLIER + seed % MODULUS) % MODULUS < rate * MODULUS
+    draw = (item_id * MULTIPLIER + annotator_id * ANNOTATOR_MULTIPLIER + seed % MODULUS) % MODULUS
+    return draw < repeat_threshold(rate)
 
 
 def queue_first(*, project: Project, annotator: AbstractBaseUser, now: datetime) -> Assignment | QuerySet[Item] | None:
@@ -77,7 +84,7 @@ def _repeat_draw_due(*, project: Project, annotator_id: int, now: datetime) -> R
     cutoff = own.order_by("-created_at", "-pk").values_list("created_at", flat=True)[
         project.repeat_delay_items : project.repeat_delay_items + 1
     ]
-    threshold = int(project.repeat_rate * MODULUS)
+    threshold = repeat_threshold(project.repeat_rate)
     waited = now - timedelta(minutes=project.repeat_delay_minutes)
     drawn = (
         own.filter(created_at__lte=Subquery(cutoff), updated_at__lte=waited)
