@@ -135,8 +135,8 @@ def run_once(
             "total": round(1000 * sum(cpu.values()) / max(results.saves, 1), 1),
         },
         "items_per_s": round(results.saves / elapsed, 1),
-        "save_ms": [round(pct(results.save_ms, q)) for q in (0.5, 0.95, 0.99)],
-        "other_ms": [round(pct(results.other_ms, q)) for q in (0.5, 0.95, 0.99)],
+        "save_ms": _percentiles(results.save_ms),
+        "other_ms": _percentiles(results.other_ms),
         "errors": len(results.errors),
         # Requests that got no HTTP response at all: the connection closed, reset or refused, or a timeout.
         "no_response": sum(any(kind in error for kind in NO_RESPONSE) for error in results.errors),
@@ -147,6 +147,11 @@ def run_once(
         "backlog_5s_after": after,
         "database_check": "ok" if not problems else [*problems[:5], f"{len(problems)} problems"],
     }
+
+
+def _percentiles(values: list[float]) -> list[int | None]:
+    """p50, p95 and p99 in whole milliseconds; None for each when there was nothing (a short run may skip nothing)."""
+    return [round(pct(values, q)) if values else None for q in (0.5, 0.95, 0.99)]
 
 
 def _server_processes(stack: Stack) -> dict[str, list[int]]:
