@@ -48,7 +48,9 @@ return found
 _memo: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("cache_prefetch_memo", default=None)
 # View keyword -> (cache alias, key for that keyword's value): filled by the apps (projects: a project's criteria).
 _by_view_keyword: dict[str, tuple[str, Callable[[Any], str]]] = {}
-_scripts: dict[int, Any] = {}
+# One redis-py Script (it keeps the script's SHA and loads it on a server that lacks it), called with each
+# request's client: Django hands out a new client object per call, all on one connection pool.
+_script: list[Any] = []
 # The key of the signed-in user's entry in the sessions cache, given the session's user id (config.auth sets it).
 _session_user_key: list[Callable[[Any], str]] = []
 
@@ -96,10 +98,9 @@ def _redis_location(alias: str) -> str | None:
 
 
 def _run(client: Any, keys: list[str], user_prefix: str) -> list[Any]:
-    script = _scripts.get(id(client))
-    if script is None:
-        script = _scripts[id(client)] = client.register_script(SCRIPT)
-    found = script(keys=keys, args=[user_prefix], client=client)
+    if not _script:
+        _script.append(client.register_script(SCRIPT))
+    found = _script[0](keys=keys, args=[user_prefix], client=client)
     return list(found) + [None] * (len(keys) + 1 - len(found))  # Redis drops trailing nils
 
 
