@@ -133,15 +133,17 @@ class CachePrefetchMiddleware:
         user_prefix = sessions.make_and_validate_key(user_cache_key(""))
         try:
             session_raw, user_raw, *others = _run(_client(sessions), full_keys, user_prefix)
+            memo = {pair: _decode(pair[0], raw) for pair, raw in zip(wanted, [session_raw, *others], strict=True)}
+            data = memo[wanted[0]]
+            if isinstance(data, dict) and "_auth_user_id" in data:
+                user_key = user_cache_key(data["_auth_user_id"])
+                memo[(settings.SESSION_CACHE_ALIAS, user_key)] = _decode(settings.SESSION_CACHE_ALIAS, user_raw)
         except Exception as error:
-            logger.warning("Cache unreachable while reading ahead; each read tries on its own")
+            # Unreachable, or a value that does not decode: each reader meets this error as its own read would have
+            # and falls back the same way (the database for sessions and users, the rows for criteria).
+            logger.warning("Cache read-ahead failed (%s); the readers fall back", type(error).__name__)
             _memo.set(dict.fromkeys(wanted, _Failed(error)))
             return
-        memo = {pair: _decode(pair[0], value) for pair, value in zip(wanted, [session_raw, *others], strict=True)}
-        data = memo[wanted[0]]
-        if isinstance(data, dict) and "_auth_user_id" in data:
-            user_key = user_cache_key(data["_auth_user_id"])
-            memo[(settings.SESSION_CACHE_ALIAS, user_key)] = _decode(settings.SESSION_CACHE_ALIAS, user_raw)
         _memo.set(memo)
 
 

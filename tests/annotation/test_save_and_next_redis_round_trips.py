@@ -116,3 +116,17 @@ def test_what_is_read_ahead_follows_writes_made_before_the_next_request(deployed
     response = client.get(next_url(project))
     assert response.status_code == 302
     assert "/login" in response["Location"]
+
+
+def test_a_cached_value_that_does_not_decode_falls_back_to_the_database(deployed_redis):
+    annotator = UserFactory(username="garbled")
+    project = _project(5, annotator)
+    client = _signed_in(annotator)
+    assert client.get(next_url(project), **HTMX).status_code == 200
+    sessions = caches["sessions"]
+    session_key = sessions.make_and_validate_key(f"django.contrib.sessions.cached_db{client.session.session_key}")
+    sessions._cache.get_client(write=True).set(session_key, b"{not json")
+
+    response = client.get(next_url(project), **HTMX)
+    assert response.status_code == 200  # the session row in the database still signs them in
+    assert 'data-item="' in response.content.decode()
