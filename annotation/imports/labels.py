@@ -76,6 +76,7 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
 
 
 @transaction.atomic
+@checks_per_statement()  # inside the transaction: foreign keys checked per statement, deferral restored at the end
 def labels_import(
     *,
     project: Project,
@@ -94,28 +95,6 @@ def labels_import(
 
     ``progress`` is called with the number of lines read so far after each page.
     """
-    with checks_per_statement():
-        return _labels_import(
-            project=project,
-            lines=lines,
-            skip_invalid=skip_invalid,
-            progress=progress,
-            allow_members=allow_members,
-            allow_leads=allow_leads,
-            source=source,
-        )
-
-
-def _labels_import(
-    *,
-    project: Project,
-    lines: Iterable[str],
-    skip_invalid: bool,
-    progress: Callable[[int], None] | None,
-    allow_members: bool,
-    allow_leads: bool,
-    source: str,
-) -> LabelImportResult:
     criteria = {c.name: c.pk for c in project.criteria.all()}
     criterion_names = list(criteria)
     result = LabelImportResult()
