@@ -2,7 +2,7 @@ from django.urls import path
 
 from aggregation import api
 from aggregation.conclusions import views as conclusion_views
-from aggregation.studies import views as method_study_views
+from aggregation.designs import views as method_study_views
 
 urlpatterns = [
     path("projects/<int:project_id>/stats/", api.StatsApi.as_view(), name="api-stats"),

@@ -9,8 +9,8 @@ class AggregationConfig(AppConfig):
         # Imported here, not at the top: the receivers load models, which the app registry allows only now.
         from aggregation import receivers
         from aggregation.cards import dashboard_card_register
+        from aggregation.designs.selectors import study_card_context
         from aggregation.exports.tasks import export_run
-        from aggregation.studies.selectors import study_card_context
         from projects.jobs import job_task_register
         from projects.models import Job
 

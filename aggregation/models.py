@@ -131,7 +131,7 @@ class ProjectAggregate(models.Model):
     # Calibration, certification, audit and verification figures from label requests (suggestions.certification).
     labeling = models.JSONField(default=dict)
     plots = models.JSONField(default=dict)
-    # Repeats and self-consistency, position bias, adaptive overlap (aggregation.studies.figures).
+    # Repeats and self-consistency, position bias, adaptive overlap (aggregation.designs.figures).
     study = models.JSONField(default=dict)
     progress = models.JSONField(default=dict)
     source_updated_at = models.DateTimeField(null=True)

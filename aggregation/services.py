@@ -23,14 +23,14 @@ from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from aggregation import loading, writers
+from aggregation.designs import adaptive as adaptive_services
+from aggregation.designs import figures as study_figures
 from aggregation.figures.annotators import annotator_figures_compute, annotator_layout
 from aggregation.figures.items import ItemFigures, item_figures_compute
 from aggregation.figures.judgments import FloatArray, IntArray, Judgments, signed_preferences
 from aggregation.figures.project import project_figures_compute
 from aggregation.maths import ifs
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
-from aggregation.studies import adaptive as adaptive_services
-from aggregation.studies import figures as study_figures
 from annotation.models import Annotation
 from config import events, locks
 from projects.models import Item, Project

@@ -2,8 +2,8 @@ from django.urls import path
 
 from aggregation import views
 from aggregation.conclusions import views as conclusion_views
+from aggregation.designs import views as method_study_views
 from aggregation.exports import views as export_views
-from aggregation.studies import views as method_study_views
 
 urlpatterns = [
     path("projects/<int:project_id>/dashboard/", views.dashboard, name="dashboard"),

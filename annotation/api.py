@@ -16,8 +16,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Annotation
+from annotation.saving import SaveRequest
 from annotation.selectors import annotation_created_by_save, annotation_item_id_own, annotations_visible_to
-from annotation.services import SaveRequest, annotation_save
+from annotation.services import annotation_save
 from config.auth import signed_in_user
 from config.input_limits import SafeFormParser, SafeMultiPartParser, single_line, whole_number
 from projects.api import (

@@ -270,7 +270,7 @@ class ResolutionChoice(models.Model):
 class Repeat(models.Model):
     """An item shown again to an annotator who already labelled it, unannounced, to measure their consistency.
 
-    Drawn and served by ``annotation.queue.order``; answered by ``annotation.repeat_services.repeat_answer``. The
+    Drawn and served by ``annotation.queue.order``; answered by ``annotation.repeats.services.repeat_answer``. The
     second judgment lives here and in RepeatValue, never in the Annotation: the original judgment, its revisions and
     every aggregate built from it stay as they were. Only the consistency part of Eq. 8 reads repeats.
     """
@@ -317,7 +317,7 @@ class RepeatValue(models.Model):
 class ItemEscalation(models.Model):
     """Adaptive overlap: an item whose aggregate was hesitant or disputed, and the extra labels it was given.
 
-    Written by ``aggregation.studies.adaptive`` (which reads the aggregates), read by the queue
+    Written by ``aggregation.designs.adaptive`` (which reads the aggregates), read by the queue
     (``annotation.queue.order``), so it lives on the queue's floor. ``wanted`` is the number of saved labels the
     item should reach; the snapshot of the aggregate when first escalated is what the dashboard compares the
     current aggregate with (flipped, firmed up).
@@ -348,4 +348,4 @@ class ItemEscalation(models.Model):
 
 
 # The method study lives in a module of its own; imported here so Django registers its models.
-from annotation.studies.models import MethodStudy, StudyCell  # noqa: E402, F401
+from annotation.method_study.models import MethodStudy, StudyCell  # noqa: E402, F401

@@ -20,6 +20,7 @@ from django.utils import timezone
 from annotation import judgment
 from annotation.checks import check_annotator_of, check_client_token, check_judgment, check_served, whole_number
 from annotation.claims import assignment_new
+from annotation.method_study import selectors as crossover_selectors
 from annotation.models import (
     Annotation,
     AnnotationRevision,
@@ -30,8 +31,7 @@ from annotation.models import (
     SuggestionExposure,
 )
 from annotation.queue.services import AfterSave, has_room, lock_rows
-from annotation.request_selectors import requests_to_serve
-from annotation.studies import selectors as crossover_selectors
+from annotation.requests import requests_to_serve
 from config import compiled_sql
 from config.bulk import RowUpdate, insert_together
 from projects.models import Criterion, Item, Project, Response

@@ -1,5 +1,5 @@
 """Reads for the annotator: their own annotations, whether a suggestion may be shown, others' live claims.
-The page's context is in annotation.label_selectors, the home's counts in annotation.home_selectors.
+The page's context is in annotation.page.selectors, the home's counts in annotation.page.home.
 
 Every function takes a project the caller reached through projects.selectors (membership checked) and only ever
 returns the calling annotator's own rows: annotators never read other annotators' labels.
@@ -30,14 +30,8 @@ from django.db.models.functions import Coalesce
 from markdown_it import MarkdownIt
 
 from annotation import judgment
-
-# The home's reads live in annotation.home_selectors; the home page (projects.views) reaches them from here.
-from annotation.home_selectors import HomeRow as HomeRow
-from annotation.home_selectors import QueueProgress as QueueProgress
-from annotation.home_selectors import home_progress_for as home_progress_for
-from annotation.home_selectors import home_rows_for_user as home_rows_for_user
-from annotation.models import Annotation, Assignment, JudgmentValue, SuggestionExposure
-from annotation.request_selectors import requests_verifying, requests_withholding
+from annotation.models import Annotation, Assignment, JudgmentValue, Repeat, SuggestionExposure
+from annotation.requests import requests_verifying, requests_withholding
 from config import compiled_sql
 from projects import preference
 from projects.models import TIE, Criterion, Item, Membership, Project, Response, Suggestion, SuggestionValue
@@ -310,3 +304,14 @@ def annotation_item_id_own(*, user: AnyUser, project: Project, annotation_id: in
         .values_list("item_id", flat=True)
         .first()
     )
+
+
+def repeat_open_for(*, project: Project, item: Item, annotator: Any) -> Repeat | None:
+    """The person's served, unanswered repeat of ``item``, or None. No statement when the project has no repeats:
+    the page and the save of a plain project keep their budgets. A repeat served before the lead set the rate to 0
+    is then left unanswered (the earlier judgment shows as usual)."""
+    if project.repeat_rate <= 0:
+        return None
+    return Repeat.objects.filter(
+        project=project, item=item, annotator_id=annotator.pk, answered_at__isnull=True
+    ).first()

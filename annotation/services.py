@@ -3,7 +3,7 @@
 Independent of HTTP: the page and the REST API call the same functions. Every function validates everything first
 (annotation.checks) and writes nothing when it refuses, raising ValidationError with field-level messages. The save's
 steps (check → plan → write) are in annotation.saving; what comes next is decided by
-annotation.queue.services.next_item_decide, the one place for every caller (re-exported here for the older names).
+annotation.queue.services.next_item_decide, the one place for every caller.
 """
 
 from __future__ import annotations
@@ -17,47 +17,22 @@ from django.utils import timezone
 
 from annotation import saving
 from annotation.checks import (
-    check_annotator,
     check_annotator_of,
-    check_client_token,
-    check_ifs_values,
-    check_judgment,
     check_served,
     check_skip_reason,
-    value_error_key,
     whole_number,
 )
 from annotation.claims import assignment_new
 from annotation.models import Annotation, Assignment, SuggestionExposure
 from annotation.queue.services import (
-    assignment_claim_item,
-    assignment_claim_next,
     lock_rows,
     next_item_decide,
 )
-from annotation.saving import CLAIM_TIME_SLACK_MS, MAX_TIME_PER_SAVE_MS, SaveRequest, clamp_time
+from annotation.saving import SaveRequest, clamp_time
 from annotation.selectors import PURPOSE_ACCEPT, PURPOSE_PAGE, PURPOSE_RESOLUTION, suggestion_visible_for
 from config import events
 from projects.models import Item, Project, Suggestion
 from projects.services import project_mark_labelling_started
-
-__all__ = [
-    "CLAIM_TIME_SLACK_MS",
-    "MAX_TIME_PER_SAVE_MS",
-    "SaveRequest",
-    "annotation_save",
-    "annotation_save_and_claim_next",
-    "assignment_claim_item",
-    "assignment_claim_next",
-    "assignment_skip",
-    "check_annotator",
-    "check_annotator_of",
-    "check_client_token",
-    "check_ifs_values",
-    "check_judgment",
-    "exposure_record",
-    "value_error_key",
-]
 
 
 @transaction.atomic(durable=True)

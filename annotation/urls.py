@@ -1,7 +1,7 @@
 from django.urls import path
 
-from annotation import views
 from annotation.imports import views as import_views
+from annotation.page import views
 
 urlpatterns = [
     path("projects/<int:project_id>/annotate/", views.annotate_next, name="annotate_next"),

@@ -77,7 +77,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "config.input_limits.RefuseControlCharactersMiddleware",
     # A study participant reaches only the views marked open to participants; everything else answers 404.
-    "annotation.participants.gate.ParticipantGateMiddleware",
+    "annotation.crowd.gate.ParticipantGateMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -234,10 +234,10 @@ STUDY_NEW_PARTICIPANTS_PER_LINK_PER_MINUTE = env_int("STUDY_NEW_PARTICIPANTS_PER
 STUDY_NEW_PARTICIPANTS_PER_ADDRESS_PER_HOUR = env_int("STUDY_NEW_PARTICIPANTS_PER_ADDRESS_PER_HOUR", 10, minimum=1)
 
 REST_FRAMEWORK = {
-    # Both refuse a study participant's token or session: participants have no API (annotation/participants/gate.py).
+    # Both refuse a study participant's token or session: participants have no API (annotation/crowd/gate.py).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "annotation.participants.gate.MemberTokenAuthentication",
-        "annotation.participants.gate.MemberSessionAuthentication",
+        "annotation.crowd.gate.MemberTokenAuthentication",
+        "annotation.crowd.gate.MemberSessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -22,7 +22,7 @@ class Project(models.Model):
         IFS = "ifs", "IFS sliders (support and opposition)"
         BINARY = "binary", "Binary (A, B or tie)"
         LIKERT = "likert", "Likert side-by-side scale"
-        # A method study: each annotator's block says which of the modes above they use (annotation.studies).
+        # A method study: each annotator's block says which of the modes above they use (annotation.method_study).
         CROSSOVER = "crossover", "Crossover method study (set up on its own page)"
 
     class SuggestionDisplay(models.TextChoices):

@@ -3,7 +3,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
-from annotation.selectors import home_rows_for_user
+from annotation.page.home import home_rows_for_user
 
 
 def _dashboard_url(project_id: int) -> str | None:

@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 
 from aggregation.conclusions.selectors import SAMPLES, Sample, conclusions_get_for_lead
 from aggregation.figures import svg
-from annotation.studies.views import csv_lines
+from config.csv_safe import csv_lines
 from config.input_limits import whole_number
 from projects.models import Project
 

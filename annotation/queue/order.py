@@ -14,7 +14,7 @@ statement budget.
   showing suggestions after labelling get no repeats: their resolution step would show the model's answer and the
   earlier judgment side by side.
 * **Escalated items** (``adaptive_cap`` and ``adaptive_budget`` > 0): items the adaptive rule gave extra labels
-  (ItemEscalation, drawn by ``aggregation.studies.adaptive``) while they are below the labels they want, to the
+  (ItemEscalation, drawn by ``aggregation.designs.adaptive``) while they are below the labels they want, to the
   named expert alone when there is one, to anyone who has not had the item otherwise; most wanted first.
 """
 

@@ -30,11 +30,11 @@ from django.utils import timezone
 from annotation import judgment
 from annotation.checks import check_annotator, check_annotator_of, check_served, served
 from annotation.claims import assignment_new, assignment_reclaim, claim_duration
+from annotation.method_study import services as crossover_services
 from annotation.models import Annotation, Assignment
 from annotation.queue import order as queue_order
-from annotation.request_selectors import requests_to_serve
+from annotation.requests import requests_to_serve
 from annotation.selectors import live_claims_by_others
-from annotation.studies import services as crossover_services
 from config import compiled_sql
 from config.compiled_sql import Builder
 from projects.models import Item, Project, Response
@@ -126,7 +126,7 @@ def next_item_decide(
     3. Their own live claim, its lease renewed (a reload shows the same item), unless it was handed off since
        (``checks.served``); not looked for when the save saw none under its lock.
     4. While collecting, a method study serves a due repeat, then its stored plan
-       (``annotation.studies.services.assignment_claim_planned``); any other project an unannounced repeat, then an
+       (``annotation.method_study.services.assignment_claim_planned``); any other project an unannounced repeat, then an
        escalated item (``annotation.queue.order``), then the ordinary scan (:func:`next_item_pick`).
     5. Their open label requests (also after a handoff, where only audit requests are served).
 

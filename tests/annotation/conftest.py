@@ -33,6 +33,6 @@ def item_url(project: Project, item: Item) -> str:
 @pytest.fixture
 def claimed_item(project, annotator):
     """The item the queue hands the annotator first."""
-    from annotation.services import assignment_claim_next
+    from annotation.queue.services import assignment_claim_next
 
     return assignment_claim_next(project=project, annotator=annotator).item

@@ -7,7 +7,7 @@ import re
 from django.test import Client
 from django.urls import reverse
 
-from annotation.participants.services import check_slot
+from annotation.crowd.services import check_slot
 from projects.models import Item, Participant, Project, StudyLink
 from tests.annotation.conftest import ifs_form, item_url, next_url
 

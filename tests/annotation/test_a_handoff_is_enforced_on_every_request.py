@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from annotation.checks import PAUSED
 from annotation.models import Annotation, Assignment, LabelRequest
-from annotation.services import assignment_claim_next
+from annotation.queue.services import assignment_claim_next
 from projects.models import Item, Project
 from tests.annotation.conftest import ifs_form, item_url, next_url
 from tests.conftest import _logged_in

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 from django.test import Client
 
-from annotation.participants.services import check_slot, checks_due, study_link_create
+from annotation.crowd.services import check_slot, checks_due, study_link_create
 from projects.models import Item, Participant
 from tests.annotation.conftest import ifs_form, item_url, next_url
 from tests.annotation.study_helpers import enter, prefer

@@ -6,8 +6,9 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation.models import Annotation, AnnotationRevision, Assignment, JudgmentValue
+from annotation.queue.services import assignment_claim_next
 from annotation.saving import SaveRequest
-from annotation.services import annotation_save, assignment_claim_next
+from annotation.services import annotation_save
 from projects.models import Item, Project
 from tests.annotation.conftest import ifs_form, item_url
 from tests.factories import ItemFactory

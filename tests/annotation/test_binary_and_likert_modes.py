@@ -7,8 +7,9 @@ from django.core.exceptions import ValidationError
 
 from annotation import judgment
 from annotation.models import Annotation
+from annotation.queue.services import assignment_claim_item
 from annotation.saving import SaveRequest
-from annotation.services import annotation_save, assignment_claim_item
+from annotation.services import annotation_save
 from projects.models import TIE, Membership, Project
 from tests.annotation.conftest import item_url
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, SuggestionFactory

@@ -12,8 +12,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotation.crowd.services import study_link_create
 from annotation.models import Annotation, SuggestionExposure
-from annotation.participants.services import study_link_create
 from annotation.queue.services import assignment_claim_item
 from projects.models import Item, Participant, Project
 from tests.annotation.conftest import ifs_form, item_url, next_url

@@ -13,8 +13,9 @@ from django.utils import timezone
 from annotation.judgment import queue_offset
 from annotation.models import Assignment
 from annotation.queue import services as claim_services
+from annotation.queue.services import assignment_claim_next
 from annotation.saving import SaveRequest
-from annotation.services import annotation_save, assignment_claim_next
+from annotation.services import annotation_save
 from config import compiled_sql
 from projects.models import Item
 

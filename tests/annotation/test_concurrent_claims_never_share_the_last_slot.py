@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 
 from annotation.models import Assignment
+from annotation.queue.services import assignment_claim_next
 from annotation.saving import SaveRequest
-from annotation.services import assignment_claim_next
 from projects.models import Membership
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from annotation.services import assignment_claim_next
+from annotation.queue.services import assignment_claim_next
 from tests.annotation.conftest import ifs_form, item_url
 from tests.conftest import _logged_in
 

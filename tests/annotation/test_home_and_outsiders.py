@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from annotation.queue.services import assignment_claim_next
 from annotation.saving import SaveRequest
-from annotation.services import annotation_save, assignment_claim_next, assignment_skip
+from annotation.services import annotation_save, assignment_skip
 from projects.models import Item
 from tests.annotation.conftest import ifs_form
 

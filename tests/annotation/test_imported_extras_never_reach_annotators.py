@@ -17,8 +17,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotation.crowd.services import study_link_create
 from annotation.imports.labels import labels_import
-from annotation.participants.services import study_link_create
 from projects.imports.formats import items_import_formatted
 from projects.imports.items import items_import
 from projects.models import Item, Project

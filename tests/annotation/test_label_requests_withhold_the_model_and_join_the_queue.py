@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Annotation, Assignment, LabelRequest, SuggestionExposure
-from annotation.services import assignment_claim_next
+from annotation.queue.services import assignment_claim_next
 from projects.models import Item, Project
 from tests.annotation.test_blind_suggestions_never_reach_the_annotator import PANEL_WORDS, _walk
 from tests.factories import ItemFactory, SuggestionFactory

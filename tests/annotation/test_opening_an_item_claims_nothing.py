@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from annotation.models import Annotation, Assignment
-from annotation.services import assignment_claim_next
+from annotation.queue.services import assignment_claim_next
 from projects.models import Item
 from tests.annotation.conftest import ifs_form, item_url
 

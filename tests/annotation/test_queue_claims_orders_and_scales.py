@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from annotation.judgment import queue_offset
 from annotation.models import Assignment
+from annotation.queue.services import assignment_claim_next
 from annotation.saving import SaveRequest
-from annotation.services import annotation_save, assignment_claim_next, assignment_skip
+from annotation.services import annotation_save, assignment_skip
 from projects import blind
 from projects.models import Item, Membership, Response
 from tests.annotation.conftest import next_url

@@ -10,8 +10,8 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 
-from annotation.participants.selectors import participant_record
-from annotation.participants.services import study_link_create
+from annotation.crowd.selectors import participant_record
+from annotation.crowd.services import study_link_create
 from annotation.saving import SaveRequest
 from annotation.services import annotation_save
 from projects.models import Item, Participant

@@ -7,8 +7,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.participants.limits import study_join_check
-from annotation.participants.services import study_link_create
+from annotation.crowd.limits import study_join_check
+from annotation.crowd.services import study_link_create
 from projects.models import Participant
 from tests.annotation.study_helpers import enter, enter_url
 

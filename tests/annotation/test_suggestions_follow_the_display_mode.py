@@ -11,9 +11,10 @@ from django.urls import reverse
 
 from annotation import judgment
 from annotation.models import Annotation, SuggestionExposure
+from annotation.queue.services import assignment_claim_item
 from annotation.saving import SaveRequest
 from annotation.selectors import suggestion_visible_for
-from annotation.services import annotation_save, assignment_claim_item
+from annotation.services import annotation_save
 from projects.models import Item, Project, Suggestion
 from tests.annotation.conftest import ifs_form, item_url
 from tests.factories import SuggestionFactory
@@ -65,7 +66,7 @@ def test_accept_fills_from_the_suggestions_own_values(before_label, annotator, a
 
 
 def test_accept_without_values_uses_the_documented_defaults(before_label, annotator):
-    from annotation.label_selectors import annotation_page_context
+    from annotation.page.selectors import annotation_page_context
 
     item = Item.objects.filter(project=before_label).first()
     SuggestionFactory(item=item, preferred_position=1)

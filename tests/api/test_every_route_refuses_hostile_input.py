@@ -87,7 +87,7 @@ def shared_world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterat
 
         item = Item.objects.get(pk=built["unlabelled"])
         flag = ItemNote.objects.create(project_id=built["project"], item=item, kind="flag", text="Look at this")
-        from aggregation.studies.report import PLOTS
+        from aggregation.designs.report import PLOTS
 
         ids = {
             "project_id": built["project"],

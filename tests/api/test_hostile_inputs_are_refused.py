@@ -240,7 +240,7 @@ def _fill_body(body: Any, ids: dict[str, int]) -> Any:
 def shared_world(django_db_setup, django_db_blocker) -> Iterator[dict[str, Any]]:
     """The project and its labels, built once for the module (every case is refused and checks it changed nothing;
     each case's own transaction is a savepoint inside this one, rolled back after it anyway)."""
-    from annotation.services import assignment_claim_next
+    from annotation.queue.services import assignment_claim_next
     from tests.aggregation.conftest import annotate_ifs
     from tests.factories import UserFactory, demo_project_create
 

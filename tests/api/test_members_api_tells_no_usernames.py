@@ -9,7 +9,7 @@ import json
 import pytest
 from django.test import Client
 
-from annotation.participants.services import ParticipantIds, participant_enter, study_link_create
+from annotation.crowd.services import ParticipantIds, participant_enter, study_link_create
 from projects.models import Membership
 from tests.factories import UserFactory
 

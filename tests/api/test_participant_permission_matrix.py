@@ -19,15 +19,15 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
-from annotation.models import Annotation
-from annotation.participants.gate import OPEN_ATTRIBUTE
-from annotation.participants.selectors import PARTICIPANT_SESSION_KEY
-from annotation.participants.services import (
+from annotation.crowd.gate import OPEN_ATTRIBUTE
+from annotation.crowd.selectors import PARTICIPANT_SESSION_KEY
+from annotation.crowd.services import (
     ParticipantIds,
     participant_claim_next,
     participant_enter,
     study_link_create,
 )
+from annotation.models import Annotation
 from projects.models import Item, Membership
 from tests.snapshots import changes, database_digest
 

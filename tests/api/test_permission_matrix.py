@@ -20,8 +20,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.test import Client, override_settings
 
+from annotation.crowd.selectors import PARTICIPANT_SESSION_KEY
 from annotation.models import Annotation
-from annotation.participants.selectors import PARTICIPANT_SESSION_KEY
 from projects.jobs import job_output_write
 from projects.models import Item, Job, Membership
 from tests.exports.builders import BLIND_MARKER, SHOWN_MARKER, build_labelled_project
@@ -146,7 +146,7 @@ ENDPOINTS = [
 
 def _build_world() -> dict[str, Any]:
     """The conftest personas and projects, built here because a module-scoped fixture cannot use function ones."""
-    from annotation.participants.services import ParticipantIds, participant_enter, study_link_create
+    from annotation.crowd.services import ParticipantIds, participant_enter, study_link_create
     from projects.imports.annotators import label_annotators_resolve
     from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory, demo_project_create
 

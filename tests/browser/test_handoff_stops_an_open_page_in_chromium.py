@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Annotation, LabelRequest
-from annotation.services import assignment_claim_next
+from annotation.queue.services import assignment_claim_next
 from projects.models import Item, Project
 from tests.factories import UserFactory
 from tests.suggestions.helpers import handoff_eligible_project

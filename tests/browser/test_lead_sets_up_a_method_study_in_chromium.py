@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from aggregation.studies.report import PLOTS
+from aggregation.designs.report import PLOTS
 from annotation.models import Annotation, StudyCell
 from projects.models import Membership, Project
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory

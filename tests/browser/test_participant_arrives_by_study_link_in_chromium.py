@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from annotation.crowd.services import study_link_create
 from annotation.models import Annotation
-from annotation.participants.services import study_link_create
 from projects.models import Membership, Participant, Project
 from tests.annotation.study_helpers import enter_url
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory

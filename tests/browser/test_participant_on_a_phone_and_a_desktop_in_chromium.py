@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from annotation.participants.services import study_link_create
+from annotation.crowd.services import study_link_create
 from projects.models import Membership, Participant, StudyLink
 from tests.annotation.study_helpers import enter_url
 from tests.browser.test_pages_pass_axe_in_chromium import _axe

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from aggregation import services
 from annotation.notes.services import item_gold_set
-from annotation.services import assignment_claim_next
+from annotation.queue.services import assignment_claim_next
 from projects.templatetags.numbers import agree, count_noun, number
 from tests.annotation.conftest import ifs_form, item_url
 from tests.conftest import _logged_in

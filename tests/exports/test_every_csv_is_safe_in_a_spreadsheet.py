@@ -16,7 +16,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from annotation.participants.services import study_link_create
+from annotation.crowd.services import study_link_create
 from config.csv_safe import FORMULA_STARTS, csv_lines, spreadsheet_safe
 from tests.annotation.study_helpers import enter
 from tests.factories import ItemFactory, ProjectFactory, UserFactory

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from rest_framework.authtoken.models import Token
 
-from annotation.participants.services import study_link_create
+from annotation.crowd.services import study_link_create
 from projects.models import Membership
 from tests.factories import PASSWORD, ItemFactory, MembershipFactory, ProjectFactory, UserFactory
 from tests.processes import worker_database_url

@@ -60,10 +60,10 @@ def test_the_search_finds_every_api_module():
     assert {
         "projects/api.py",
         "annotation/api.py",
-        "annotation/participants/api.py",
-        "annotation/studies/api.py",
+        "annotation/crowd/api.py",
+        "annotation/method_study/api.py",
         "aggregation/api.py",
-        "aggregation/studies/views.py",
+        "aggregation/designs/views.py",
         "suggestions/api.py",
     } <= found
     assert not any(module.endswith(("selectors.py", "services.py", "models.py")) for module in found), found

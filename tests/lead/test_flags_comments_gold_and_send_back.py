@@ -8,7 +8,7 @@ from django.urls import reverse
 from aggregation.models import ProjectAggregate
 from aggregation.services import project_agreement_recompute
 from annotation.models import Assignment, ItemNote
-from annotation.services import assignment_claim_next
+from annotation.queue.services import assignment_claim_next
 from projects.models import TIE, Project
 from tests.conftest import _logged_in
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory

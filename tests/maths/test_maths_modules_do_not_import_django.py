@@ -16,7 +16,7 @@ def test_importing_the_maths_pulls_in_no_django() -> None:
         "import aggregation.maths.weights, aggregation.maths.comparisons, aggregation.maths.sampling\n"
         "import aggregation.maths.accuracy, aggregation.maths.certification\n"
         "import aggregation.maths.position_bias, aggregation.maths.adaptive, aggregation.maths.self_consistency\n"
-        "import aggregation.maths.method_comparison, annotation.studies.design\n"
+        "import aggregation.maths.method_comparison, annotation.method_study.design\n"
         "import aggregation.maths.leaderboard, aggregation.maths.ppi, aggregation.maths.annotator_population\n"
         "loaded = sorted(name for name in sys.modules if name == 'django' or name.startswith('django.'))\n"
         "print(','.join(loaded))\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from annotation.studies.services import method_study_create
+from annotation.method_study.services import method_study_create
 from projects.models import Item, Membership, Project
 from tests.factories import MembershipFactory
 

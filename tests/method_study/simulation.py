@@ -4,7 +4,7 @@ Run it with ``python -m tests.method_study.simulation [--runs 200]``; the test m
 them. Each run draws a fresh population of annotators and labels, then estimates the effect of IFS over binary
 labels on agreement with gold in three ways:
 
-- **crossover**: the study's own design (``annotation.studies.design``: every annotator uses every method on
+- **crossover**: the study's own design (``annotation.method_study.design``: every annotator uses every method on
   different items, Williams order) and the report's own estimator (``aggregation.maths.method_comparison``: the paired
   within-annotator difference with its t interval over annotators);
 - **between groups, unequal**: one group per method, as in the paper's evaluation, recruited separately, so the
@@ -27,7 +27,7 @@ import numpy as np
 
 from aggregation.maths.intervals import t_quantile
 from aggregation.maths.method_comparison import Labels, paired_differences, per_annotator_figures
-from annotation.studies.design import design_build
+from annotation.method_study.design import design_build
 
 METHODS = ("binary", "likert", "ifs")
 BINARY, IFS = 0, 2

@@ -14,6 +14,7 @@ from django.test import Client
 from annotation import services
 from annotation.imports.labels import labels_import
 from annotation.models import Annotation, StudyCell
+from annotation.queue import services as claim_services
 from annotation.saving import SaveRequest
 from projects.imports.rows import ImportRejected
 from projects.models import Membership
@@ -32,7 +33,7 @@ def test_an_item_outside_the_share_is_refused_everywhere(study):
     newcomer = UserFactory(username="late")
     MembershipFactory(project=project, user=newcomer, role=Membership.Role.ANNOTATOR)
     item = project.items.first()
-    assert services.assignment_claim_next(project=project, annotator=newcomer) is None
+    assert claim_services.assignment_claim_next(project=project, annotator=newcomer) is None
     with pytest.raises(ValidationError, match="not in your part"):
         services.annotation_save(project=project, item=item, annotator=newcomer, save=SaveRequest(binary_choice=0))
     client = _client(newcomer)
@@ -52,7 +53,7 @@ def test_a_judgment_in_another_method_is_refused(study):
     project, _lead, people = study
     cell = StudyCell.objects.filter(annotator=people[0]).order_by("sequence").first()
     other = {"binary": {"likert_value": 2}, "likert": {"binary_choice": 0}, "ifs": {"binary_choice": 0}}[cell.method]
-    services.assignment_claim_next(project=project, annotator=people[0])
+    claim_services.assignment_claim_next(project=project, annotator=people[0])
     with pytest.raises(ValidationError):
         services.annotation_save(project=project, item=cell.item, annotator=people[0], save=SaveRequest(**other))
     assert not Annotation.objects.exists()
@@ -61,12 +62,12 @@ def test_a_judgment_in_another_method_is_refused(study):
 def test_the_design_export_records_saves_and_skips(study):
     project, lead, people = study
     first, second = StudyCell.objects.filter(annotator=people[1]).order_by("sequence")[:2]
-    services.assignment_claim_next(project=project, annotator=people[1])
+    claim_services.assignment_claim_next(project=project, annotator=people[1])
     answer = {"binary": {"binary_choice": 1}, "likert": {"likert_value": 4}}.get(first.method) or {
         "values": [{"response": p, "criterion": "overall", "mu": 500, "nu": 100 + 300 * p} for p in (0, 1)]
     }
     services.annotation_save(project=project, item=first.item, annotator=people[1], save=SaveRequest(**answer))
-    claimed = services.assignment_claim_next(project=project, annotator=people[1])
+    claimed = claim_services.assignment_claim_next(project=project, annotator=people[1])
     assert claimed.item_id == second.item_id
     services.assignment_skip(project=project, item=second.item, annotator=people[1], reason="unreadable")
     response = _client(lead).get(f"/api/projects/{project.pk}/method-study/design/")

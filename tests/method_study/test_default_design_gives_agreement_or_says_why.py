@@ -11,7 +11,7 @@ from django.test import Client
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.studies.design import (
+from annotation.method_study.design import (
     JUDGES_FOR_AGREEMENT,
     agreement_shortfall,
     default_block_size,

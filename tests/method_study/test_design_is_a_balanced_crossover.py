@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.studies.design import design_build, design_problems, williams_square
+from annotation.method_study.design import design_build, design_problems, williams_square
 
 
 @pytest.mark.parametrize("m", [2, 3, 4, 5, 6])

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+from annotation.method_study.design import williams_square
 from annotation.models import Annotation, StudyCell
-from annotation.studies.design import williams_square
 from projects.models import Membership, Project
 from suggestions.management.commands.seed_demo import DEMO_SLUG
 

@@ -14,8 +14,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from annotation import repeat_services, services
+from annotation import services
 from annotation.models import Annotation, JudgmentValue, Repeat, StudyCell
+from annotation.queue import services as claim_services
+from annotation.repeats import services as repeat_services
 from annotation.saving import SaveRequest
 from projects.models import Project
 
@@ -83,7 +85,7 @@ def repeated(study):
     plans = [list(StudyCell.objects.filter(annotator=p).select_related("item").order_by("sequence")) for p in people]
     for k, (person, cells) in enumerate(zip(people, plans, strict=True)):
         for cell in cells:
-            services.assignment_claim_next(project=project, annotator=person)
+            claim_services.assignment_claim_next(project=project, annotator=person)
             first = _judgment(cell.method, k, cell.sequence, again=False)
             services.annotation_save(project=project, item=cell.item, annotator=person, save=SaveRequest(**first))
     # Repeats are chosen here rather than drawn by the queue, so that every method has some for every person.
@@ -167,7 +169,7 @@ def test_without_answered_repeats_the_report_says_why(study, rate, says):
     project, lead, people = study
     Project.objects.filter(pk=project.pk).update(repeat_rate=rate)
     cell = StudyCell.objects.filter(annotator=people[0]).select_related("item").order_by("sequence").first()
-    services.assignment_claim_next(project=project, annotator=people[0])
+    claim_services.assignment_claim_next(project=project, annotator=people[0])
     services.annotation_save(
         project=project,
         item=cell.item,

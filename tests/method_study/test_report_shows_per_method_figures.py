@@ -11,9 +11,10 @@ from statistics import mean
 import pytest
 from django.test import Client
 
-from aggregation.studies.report import PLOTS
+from aggregation.designs.report import PLOTS
 from annotation import services
 from annotation.models import StudyCell
+from annotation.queue import services as claim_services
 from annotation.saving import SaveRequest
 from projects.models import TIE
 
@@ -32,7 +33,7 @@ def _label_all(project, people) -> dict[tuple[int, str], list[bool]]:
     correct: dict[tuple[int, str], list[bool]] = defaultdict(list)
     for k, person in enumerate(people):
         for cell in StudyCell.objects.filter(annotator=person).select_related("item").order_by("sequence"):
-            assignment = services.assignment_claim_next(project=project, annotator=person)
+            assignment = claim_services.assignment_claim_next(project=project, annotator=person)
             assert assignment is not None
             assert assignment.item_id == cell.item_id
             right = (k + cell.sequence) % 4 != 0

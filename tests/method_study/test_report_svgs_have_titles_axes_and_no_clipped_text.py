@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from django.test import Client
 
+from aggregation.designs.report import PLOTS
 from aggregation.figures import svg
-from aggregation.studies.report import PLOTS
 from tests.method_study.test_report_shows_per_method_figures import _label_all
 
 NS = "{http://www.w3.org/2000/svg}"

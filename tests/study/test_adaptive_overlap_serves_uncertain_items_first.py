@@ -9,8 +9,9 @@ import pytest
 from aggregation import services
 from aggregation.models import ItemAggregate, ProjectAggregate
 from annotation.models import ItemEscalation
+from annotation.queue.services import assignment_claim_next
 from annotation.saving import SaveRequest
-from annotation.services import annotation_save, assignment_claim_next
+from annotation.services import annotation_save
 from projects.models import TIE, Membership, Project
 from tests.aggregation.conftest import annotate_ifs, project_make
 from tests.factories import ItemFactory, MembershipFactory, UserFactory

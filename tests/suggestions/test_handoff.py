@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
-from annotation.services import assignment_claim_next
+from annotation.queue.services import assignment_claim_next
 from projects.models import Membership, Project
 from suggestions.figures import suggestion_figures_recompute
 from suggestions.handoff import handoff_apply, handoff_evaluate, handoff_undo

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Annotation, SuggestionExposure
-from annotation.services import CLAIM_TIME_SLACK_MS
+from annotation.saving import CLAIM_TIME_SLACK_MS
 from projects.models import Membership, Project
 from suggestions.rubber_stamp import reading_time_ms, rubber_stamp_signals
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, SuggestionFactory, UserFactory

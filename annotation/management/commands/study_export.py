@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.participants.export import FORMATS, participant_export_lines
+from annotation.crowd.export import FORMATS, participant_export_lines
 from projects.models import StudyLink
 
 

@@ -33,7 +33,7 @@ USERS = (
     ("lead", Membership.Role.LEAD),
     ("annotator1", Membership.Role.ANNOTATOR),
     ("annotator2", Membership.Role.ANNOTATOR),
-    # A third person makes a three-method crossover study possible on the demo (annotation.studies.design).
+    # A third person makes a three-method crossover study possible on the demo (annotation.method_study.design).
     ("annotator3", Membership.Role.ANNOTATOR),
 )
 

@@ -15,9 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.studies import selectors as crossover_selectors
-from annotation.studies import services as crossover_services
-from annotation.studies.models import MethodStudy
+from annotation.method_study import selectors as crossover_selectors
+from annotation.method_study import services as crossover_services
+from annotation.method_study.models import MethodStudy
 from config.csv_safe import csv_lines
 
 ID_MAX = 2**63 - 1

@@ -1,4 +1,4 @@
-"""Setting up a method study: the lead's choices checked, the design built (annotation.studies.design) and
+"""Setting up a method study: the lead's choices checked, the design built (annotation.method_study.design) and
 stored, the project switched to crossover mode. The plan is written once and never edited: it is the audit record.
 """
 
@@ -16,10 +16,10 @@ from django.db import transaction
 from django.db.models import Count, F
 
 from annotation.claims import assignment_claim_again
+from annotation.method_study import design as crossover_design
+from annotation.method_study import selectors as crossover_selectors
+from annotation.method_study.models import MethodStudy, StudyCell
 from annotation.models import Annotation, Assignment
-from annotation.studies import design as crossover_design
-from annotation.studies import selectors as crossover_selectors
-from annotation.studies.models import MethodStudy, StudyCell
 from config import events
 from config.bulk import insert_rows
 from config.input_limits import whole_number
@@ -143,7 +143,7 @@ def method_study_create(
     """Plan a crossover study of ``methods`` on these items and annotators and switch the project to it.
 
     Each annotator works through one block per method, in the order of their row of a Williams design, and every
-    item is judged under every method by someone (annotation.studies.design). The project's overlap becomes the
+    item is judged under every method by someone (annotation.method_study.design). The project's overlap becomes the
     most judgments the plan gives one item, so a planned judgment always has room. ``block_size`` None: the
     smallest that covers every item.
 

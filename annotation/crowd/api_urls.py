@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.participants import api as study_api
+from annotation.crowd import api as study_api
 
 urlpatterns = [
     path("projects/<int:project_id>/study-links/", study_api.StudyLinkListApi.as_view(), name="api-study-links"),

@@ -23,7 +23,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.request import Request
 
-from annotation.participants.selectors import (
+from annotation.crowd.selectors import (
     PARTICIPANT_SESSION_KEY,
     api_token_with_user,
     participant_for_session,
@@ -102,4 +102,4 @@ class MemberSessionAuthentication(SessionAuthentication):
 class MemberSessionScheme(SessionScheme):
     """The OpenAPI schema describes the subclass as the cookie scheme it is."""
 
-    target_class = "annotation.participants.gate.MemberSessionAuthentication"
+    target_class = "annotation.crowd.gate.MemberSessionAuthentication"

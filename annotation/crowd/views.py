@@ -17,12 +17,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotation.models import Assignment
-from annotation.participants import services as study_services
-from annotation.participants.export import CONTENT_TYPES, participant_export_filename, participant_export_lines
-from annotation.participants.gate import participant_open
-from annotation.participants.limits import study_join_check
-from annotation.participants.selectors import (
+from annotation.crowd import services as study_services
+from annotation.crowd.export import CONTENT_TYPES, participant_export_filename, participant_export_lines
+from annotation.crowd.gate import participant_open
+from annotation.crowd.limits import study_join_check
+from annotation.crowd.selectors import (
     PARTICIPANT_SESSION_KEY,
     participant_exists,
     participant_for_session,
@@ -32,6 +31,7 @@ from annotation.participants.selectors import (
     study_link_get_for_lead,
     study_link_list_for_lead,
 )
+from annotation.models import Assignment
 from config.client_address import client_address
 from projects.models import Participant, Project
 

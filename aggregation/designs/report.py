@@ -19,9 +19,9 @@ from aggregation.figures import svg
 from aggregation.maths.agreement import signed_preference_likert
 from aggregation.maths.method_comparison import Labels, consistency_figures, method_figures
 from aggregation.maths.self_consistency import signed_distance, sk_distance
+from annotation.method_study.models import MethodStudy, StudyCell
+from annotation.method_study.selectors import method_label
 from annotation.models import Annotation, JudgmentValue, Repeat, RepeatValue
-from annotation.studies.models import MethodStudy, StudyCell
-from annotation.studies.selectors import method_label
 from projects.models import TIE
 
 CACHE_SECONDS = 3600

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.studies import api as crossover_api
+from annotation.method_study import api as crossover_api
 
 urlpatterns = [
     path("projects/<int:project_id>/method-study/", crossover_api.MethodStudyApi.as_view(), name="api-method-study"),

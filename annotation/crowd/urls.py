@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.participants import views as study_views
+from annotation.crowd import views as study_views
 
 urlpatterns = [
     path("study/<str:token>/", study_views.study_enter, name="study_enter"),

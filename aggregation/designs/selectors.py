@@ -1,6 +1,6 @@
 """The study card on the lead dashboard: repeats and self-consistency, position bias, adaptive overlap.
 
-Reads the figures stored by ``aggregation.studies.figures`` (never computes in the request) and names the annotators.
+Reads the figures stored by ``aggregation.designs.figures`` (never computes in the request) and names the annotators.
 Registered with ``aggregation.cards`` in ``AggregationConfig.ready``.
 """
 

@@ -18,8 +18,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from aggregation.studies.report import FIGURE_COLUMNS, PLOTS, figure_rows, method_study_report, report_plot
-from annotation.studies.selectors import method_study_get_for_lead, study_agreement_shortfall
+from aggregation.designs.report import FIGURE_COLUMNS, PLOTS, figure_rows, method_study_report, report_plot
+from annotation.method_study.selectors import method_study_get_for_lead, study_agreement_shortfall
 from config.csv_safe import csv_lines
 
 

@@ -18,7 +18,6 @@ from annotation.checks import SKIP_REASONS
 from annotation.claims import assignment_drawn
 from annotation.ifs_presets import IFS_PRESETS, presets_attribute
 from annotation.models import Annotation, Assignment, LabelRequest
-from annotation.repeat_selectors import repeat_open_for
 from annotation.selectors import (
     PURPOSE_PAGE,
     PURPOSE_RESOLUTION,
@@ -27,6 +26,7 @@ from annotation.selectors import (
     annotation_payload_preferred,
     live_claims_by_others,
     markdown_render,
+    repeat_open_for,
     suggestion_prefilled_values,
     suggestion_visible_for,
 )

@@ -14,13 +14,18 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from annotation import checks, label_selectors, repeat_services, resolution_services, selectors, services
-from annotation.forms import annotation_post_parse
+from annotation import checks, selectors, services
+from annotation.crowd import views as study_views
+from annotation.crowd.gate import participant_open
+from annotation.method_study import selectors as crossover_selectors
 from annotation.models import Assignment, SuggestionExposure
-from annotation.participants import views as study_views
-from annotation.participants.gate import participant_open
+from annotation.page import resolution
+from annotation.page import selectors as page_selectors
+from annotation.page.forms import annotation_post_parse
+from annotation.page.home import home_progress_for
 from annotation.queue import services as claim_services
-from annotation.studies import selectors as crossover_selectors
+from annotation.repeats import services as repeat_services
+from annotation.saving import SaveRequest
 from config.input_limits import whole_number
 from projects.models import Item, Project
 from projects.selectors import (
@@ -74,7 +79,7 @@ def _render_item(
         assigned = crossover_selectors.project_as_assigned(project=project, item=item, annotator=request.user)
     except ValidationError as error:  # not theirs to label; not _next, which could hand back the same item
         return _render_done(request, project=project, notice=" ".join(_errors(error).get("__all__", [])))
-    context = label_selectors.annotation_page_context(
+    context = page_selectors.annotation_page_context(
         unlabelled=claim_services.known_unlabelled(assignment),
         project=assigned,
         item=item,
@@ -91,7 +96,7 @@ def _render_item(
     if context["suggestion"] is not None and not accept_values:
         kind = SuggestionExposure.Kind.RESOLUTION if stage == "resolution" else SuggestionExposure.Kind.BEFORE_LABEL
         services.exposure_record(project=project, item=item, annotator=request.user, kind=kind, visible=visible)
-    progress = selectors.home_progress_for(project=project, annotator=request.user)
+    progress = home_progress_for(project=project, annotator=request.user)
     study_block = crossover_selectors.block_banner(project=project, item=item, annotator=request.user)
     if study_block is not None:  # "item k of n" counts their share of the study, not the project's items
         progress.total = study_block.planned
@@ -117,7 +122,7 @@ def _render_done(request: AnnotatorRequest, *, project: Project, notice: str = "
     context = {
         "project": project,
         "notice": notice,
-        "progress": selectors.home_progress_for(project=project, annotator=request.user),
+        "progress": home_progress_for(project=project, annotator=request.user),
     }
     template = "annotation/partials/queue_empty.html" if request.htmx else "annotation/queue_empty.html"
     response = render(request, template, context)
@@ -160,7 +165,7 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     if request.method == "GET":
         # Opening an item claims nothing (a GET writes no claim): its save takes the slot, or refuses if the item
         # filled up meanwhile.
-        shown = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
+        shown = page_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if shown is None:
             return _next(request, project, notice=ITEM_FULL)
         if shown.status != Assignment.Status.DONE:  # their own done items stay readable after a handoff
@@ -194,14 +199,14 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
             project=project,
             item=item,
             annotator=request.user,
-            save=services.SaveRequest(source="page", **arguments),
+            save=SaveRequest(source="page", **arguments),
             claim_next=claim_next,
         )
     except ValidationError as error:
         if checks.refusal_code(error):  # handed off or closed since the page opened: say so, show no item
             return _render_done(request, project=project, notice=_message(error))
         errors = _errors(error)
-        refused_on = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
+        refused_on = page_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if refused_on is None:
             return _next(request, project, notice=" ".join(m for messages in errors.values() for m in messages))
         return _render_item(
@@ -242,7 +247,7 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     except ValidationError as error:
         if checks.refusal_code(error):
             return _render_done(request, project=project, notice=_message(error))
-        shown = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
+        shown = page_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if shown is None:
             return _next(request, project, notice=ITEM_FULL)
         return _render_item(
@@ -267,7 +272,7 @@ def annotate_keep(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     item = item_get_for_user(user=request.user, project=project, item_id=item_id)
     try:
-        resolution_services.resolution_keep(project=project, item=item, annotator=request.user)
+        resolution.resolution_keep(project=project, item=item, annotator=request.user)
     except ValidationError as error:
         raise Http404("No resolution step for this item.") from error
     if not request.htmx:
@@ -326,7 +331,7 @@ def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpRespons
     if previous is None:
         if before is not None:
             item = item_get_with_responses_for_user(user=request.user, project=project, item_id=before)
-            current = label_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
+            current = page_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
             if current is None:
                 return _next(request, project, notice="There is no earlier item.")
             return _render_item(
@@ -336,7 +341,7 @@ def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpRespons
     if not request.htmx:
         return redirect(_item_url(project, previous))
     # A labelled or skipped item: the page shows it under the annotator's own row, and nothing is written.
-    own = label_selectors.assignment_for_page(project=project, item=previous, annotator=request.user)
+    own = page_selectors.assignment_for_page(project=project, item=previous, annotator=request.user)
     if own is None:
         return _next(request, project, notice="There is no earlier item.")
     return _render_item(request, project=project, item=previous, assignment=own)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from annotation.participants.selectors import EXPORT_FIELDS, participant_export_rows
+from annotation.crowd.selectors import EXPORT_FIELDS, participant_export_rows
 from config.csv_safe import csv_lines
 from projects.models import StudyLink
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.studies import views as crossover_views
+from annotation.method_study import views as crossover_views
 
 urlpatterns = [
     path("projects/<int:project_id>/method-study/", crossover_views.method_study_page, name="method_study"),

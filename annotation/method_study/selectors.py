@@ -16,10 +16,10 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Exists, OuterRef, Subquery
 
+from annotation.method_study import design as crossover_design
+from annotation.method_study.models import MethodStudy, StudyCell
 from annotation.models import Annotation, Assignment
-from annotation.repeat_selectors import repeat_open_for
-from annotation.studies import design as crossover_design
-from annotation.studies.models import MethodStudy, StudyCell
+from annotation.selectors import repeat_open_for
 from projects.models import Item, Membership, Project
 from projects.selectors import project_get_for_lead
 

@@ -10,9 +10,9 @@ from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpRespo
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation.studies import design as crossover_design
-from annotation.studies import selectors as crossover_selectors
-from annotation.studies import services as crossover_services
+from annotation.method_study import design as crossover_design
+from annotation.method_study import selectors as crossover_selectors
+from annotation.method_study import services as crossover_services
 from config.csv_safe import csv_lines
 from projects.models import Project
 

@@ -27,9 +27,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.claims import assignment_claim_again
+from annotation.crowd.selectors import attention_items, participant_end_state, participant_record
 from annotation.models import Assignment
-from annotation.participants.selectors import attention_items, participant_end_state, participant_record
-from annotation.services import assignment_claim_next
+from annotation.queue.services import assignment_claim_next
 from config.input_limits import whole_number
 from projects.models import Item, Membership, Participant, Project, StudyLink
 

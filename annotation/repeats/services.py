@@ -12,16 +12,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation import services
-from annotation.checks import check_skip_reason
+from annotation.checks import check_judgment, check_skip_reason
+from annotation.method_study import selectors as crossover_selectors
 from annotation.models import Annotation, Assignment, Repeat, RepeatValue
-from annotation.repeat_selectors import repeat_open_for
-from annotation.saving import SaveRequest
-from annotation.studies import selectors as crossover_selectors
+from annotation.queue.services import assignment_claim_next
+from annotation.saving import MAX_TIME_PER_SAVE_MS, SaveRequest
+from annotation.selectors import repeat_open_for
 from projects.models import Item, Project
 from projects.selectors import item_responses, project_criteria
 
 # The repeat's time counts like a save's: never more than the ceiling the save applies.
-_MAX_TIME_MS = services.MAX_TIME_PER_SAVE_MS
+_MAX_TIME_MS = MAX_TIME_PER_SAVE_MS
 
 
 # No savepoint inside the page's save (a refused answer rolls the whole block back); its own transaction otherwise.
@@ -45,7 +46,7 @@ def repeat_answer(
         return None
     # In a method study the repeat is judged with the method of the person's original cell, as the page showed it.
     project = crossover_selectors.project_as_assigned(project=project, item=item, annotator=annotator)
-    cleaned, choice, point = services.check_judgment(
+    cleaned, choice, point = check_judgment(
         project=project,
         responses=item_responses(item),
         criteria=project_criteria(project),
@@ -120,5 +121,5 @@ def _repeat_answer_and_claim_next(
     repeat = repeat_answer(project=project, item=item, annotator=annotator, save=save)
     if repeat is None:  # answered meanwhile (a second tab): the post was the same judgment, nothing more to do
         repeat = Repeat.objects.get(project=project, item=item, annotator_id=annotator.pk)
-    claimed = services.assignment_claim_next(project=project, annotator=annotator) if claim_next else None
+    claimed = assignment_claim_next(project=project, annotator=annotator) if claim_next else None
     return repeat, claimed

@@ -1,7 +1,7 @@
 """A method study (crossover design) and its stored plan: which annotator judges which item with which method,
 in which block and at which place in their session. Imported by ``annotation.models`` so Django finds them.
 
-The plan is written once when a lead sets the study up (``annotation.studies.services``) and never changed, so
+The plan is written once when a lead sets the study up (``annotation.method_study.services``) and never changed, so
 it is the audit record of the design; the labels themselves are ordinary annotations whose ``mode`` is the method.
 """
 

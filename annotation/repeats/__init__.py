@@ -1,0 +1,1 @@
+"""Unannounced repeats: an item shown again to the same annotator, to measure their self-consistency."""
