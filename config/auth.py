@@ -96,6 +96,8 @@ def user_from_entry(entry: Any) -> Any | None:
 
 class CachedModelBackend(ModelBackend):
     def get_user(self, user_id: Any) -> Any:
+        if not settings.FAST_PATHS:
+            return super().get_user(user_id)
         cache = _cache()
         try:
             raw = prefetch_take(settings.SESSION_CACHE_ALIAS, user_cache_key(user_id))

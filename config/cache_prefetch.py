@@ -12,8 +12,10 @@ request asks Redis), a write in the request discards the memo's copy (``prefetch
 fails each reader meets the same exception its own read would have raised and falls back exactly as before.
 
 The script reads the user's key without naming it in KEYS, which a Redis Cluster refuses; Penumbra uses one
-Redis server. Values are decoded with each cache's own serializer (JSON for sessions and users, Django's pickle
-format for the default cache, which only Penumbra writes).
+Redis server. It runs on a redis-py client of its own, made from the cache's LOCATION and OPTIONS as Django makes
+its own, and values are decoded with the serializer each cache is configured with (JSON for sessions and users,
+Django's ``RedisSerializer`` for the default cache, which only Penumbra writes): nothing private of Django's cache
+is read. ``FAST_PATHS`` off turns the read-ahead off.
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.core.cache import caches
+from django.core.cache.backends.redis import RedisSerializer
 from django.http import HttpRequest, HttpResponse
+from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +53,10 @@ return found
 _memo: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("cache_prefetch_memo", default=None)
 # View keyword -> (cache alias, key for that keyword's value): filled by the apps (projects: a project's criteria).
 _by_view_keyword: dict[str, tuple[str, Callable[[Any], str]]] = {}
-# One redis-py Script (it keeps the script's SHA and loads it on a server that lacks it), called with each
-# request's client: Django hands out a new client object per call, all on one connection pool.
+# One redis-py Script (it keeps the script's SHA and loads it on a server that lacks it), and one client per
+# server location, each with its connection pool.
 _script: list[Any] = []
+_clients: dict[str, redis.Redis] = {}
 # The key of the signed-in user's entry in the sessions cache, given the session's user id (config.auth sets it).
 _session_user_key: list[Callable[[Any], str]] = []
 
@@ -121,7 +127,9 @@ class CachePrefetchMiddleware:
         session = getattr(request, "session", None)
         session_key = getattr(session, "session_key", None)
         location = _redis_location(settings.SESSION_CACHE_ALIAS)
-        if not session_key or location is None or not _session_user_key or hasattr(session, "_session_cache"):
+        # ``accessed``: something read the session already, so its data is in hand and nothing is left to read ahead.
+        loaded = getattr(session, "accessed", False)
+        if not settings.FAST_PATHS or not session_key or location is None or not _session_user_key or loaded:
             return
         sessions = caches[settings.SESSION_CACHE_ALIAS]
         wanted = [(settings.SESSION_CACHE_ALIAS, session.cache_key)]  # type: ignore[union-attr]
@@ -132,7 +140,7 @@ class CachePrefetchMiddleware:
         user_cache_key = _session_user_key[0]
         user_prefix = sessions.make_and_validate_key(user_cache_key(""))
         try:
-            session_raw, user_raw, *others = _run(_client(sessions), full_keys, user_prefix)
+            session_raw, user_raw, *others = _run(_client(settings.SESSION_CACHE_ALIAS), full_keys, user_prefix)
             memo = {pair: _decode(pair[0], raw) for pair, raw in zip(wanted, [session_raw, *others], strict=True)}
             data = memo[wanted[0]]
             if isinstance(data, dict) and "_auth_user_id" in data:
@@ -147,13 +155,24 @@ class CachePrefetchMiddleware:
         _memo.set(memo)
 
 
-def _client(cache: Any) -> Any:
-    # Django's RedisCache keeps its redis-py client and serializer private; the Django version is pinned.
-    return cache._cache.get_client(write=False)
+_NOT_POOL_OPTIONS = ("serializer", "parser", "pool_class")
+
+
+def _client(alias: str) -> redis.Redis:
+    """A client for the cache's server, made as Django's RedisCache makes its own (first server of LOCATION,
+    OPTIONS but the serializer and parser as connection options), once per location."""
+    location = str(settings.CACHES[alias]["LOCATION"]).split(",")[0]
+    client = _clients.get(location)
+    if client is None:
+        options = {k: v for k, v in settings.CACHES[alias].get("OPTIONS", {}).items() if k not in _NOT_POOL_OPTIONS}
+        client = _clients[location] = redis.Redis(connection_pool=redis.ConnectionPool.from_url(location, **options))
+    return client
 
 
 def _decode(alias: str, raw: Any) -> Any:
     if raw is None:
         return None
-    cache: Any = caches[alias]
-    return cache._cache._serializer.loads(raw)
+    serializer = settings.CACHES[alias].get("OPTIONS", {}).get("serializer", RedisSerializer)
+    if isinstance(serializer, str):
+        serializer = import_string(serializer)
+    return serializer().loads(raw)

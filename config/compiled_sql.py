@@ -7,20 +7,28 @@ builds it three times: with two sets of stand-in values, whose differing paramet
 stand-ins' SQL and whose parameters must be exactly the re-bound ones. Later calls only re-bind the values into the
 cached SQL text. The ORM's own SQL is what runs, so the two paths cannot drift apart.
 
-A builder the cache cannot mirror is refused at its first use with :class:`UnsafeBuilder`, never compiled wrongly:
+A builder the cache cannot mirror is refused at its first use with :class:`UnsafeBuilder`, never compiled wrongly.
+Where ``CHECK_COMPILED_SQL`` is on (the tests) the refusal raises, so the builder gets fixed; elsewhere the call
+runs the ORM's own queryset instead and logs a warning, so a refused shape costs speed, never a failed request:
 - a named value that reaches no parameter (Django drops a lookup whose stand-in is out of the column's range, or a
   builder ignores it): every named value, and every element of a list, must be bound;
 - a value that reaches the SQL transformed (``x + 1``): compute it before passing it;
-- a builder whose SQL depends on a value (``if values["n"]: …``): the shape key holds each scalar's class (zero,
-  negative, positive) and each list's length, a zero's stand-in is zero, and the first call of every shape is
-  checked against the ORM's own SQL for its real values; ``CHECK_COMPILED_SQL`` (on in the tests) checks every
-  call, so a builder that branches on a value's size cannot pass the suite either;
+- a builder whose SQL depends on a value (``if values["n"]: …``): the shape key holds each scalar's type and sign
+  class (zero, negative, positive: ``2`` and ``2.5`` are two shapes, as the ORM casts a float for an integer
+  column) and each list's length, a zero's stand-in is zero, and the first call of every shape is checked against
+  the ORM's own SQL for its real values; ``CHECK_COMPILED_SQL`` (on in the tests) checks every call, and a property
+  test drives every hot builder with generated values, so a builder that branches on a value's size cannot pass
+  the suite either;
+- a list with repeated ids: the ORM drops repeats from ``IN (…)``, so the values are taken without them (first
+  occurrence kept), and the shape is the length of what remains;
 - ``None``, flags and lists holding anything but integers: they change a query's shape (``IS NULL``, ``NOT IN``
   with a NULL matches nothing), so they belong in the key or in the builder, not in the values.
 """
 
 from __future__ import annotations
 
+import logging
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -30,13 +38,17 @@ from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connection
 from django.db.models import Model, QuerySet
 
+logger = logging.getLogger(__name__)
+
 Value = int | float | datetime | Sequence[int]
 M = TypeVar("M", bound=Model)
 Builder = Callable[[Mapping[str, Any]], QuerySet[Any]]
 Slot = tuple[str, int] | tuple[None, object]
 
 # (key, shape) -> (sql, slots): a slot is a value's name with an index into it (-1 for a scalar), or a constant.
-_cache: dict[tuple[object, ...], tuple[str, list[Slot]]] = {}
+# Least recently used first; bounded, since every list length is a shape of its own.
+_cache: OrderedDict[tuple[object, ...], tuple[str, list[Slot]] | UnsafeBuilder] = OrderedDict()
+CACHE_SHAPES = 512
 
 
 class UnsafeBuilder(RuntimeError):
@@ -50,7 +62,7 @@ def _value_class(name: str, value: object) -> object:
     if isinstance(value, datetime):
         return "time"
     if isinstance(value, int | float):
-        return (value > 0) - (value < 0)
+        return (type(value).__name__, (value > 0) - (value < 0))
     if isinstance(value, Sequence) and not isinstance(value, str | bytes):
         if not all(isinstance(element, int) and not isinstance(element, bool) for element in value):
             raise UnsafeBuilder(f"{name}: a list of values may hold only integers (a NULL in NOT IN matches nothing)")
@@ -165,12 +177,30 @@ def _compile(build: Builder, values: Mapping[str, Value]) -> tuple[str, list[Slo
     raise failure
 
 
+def _without_repeats(values: Mapping[str, Value]) -> dict[str, Value]:
+    return {
+        name: list(dict.fromkeys(value)) if isinstance(value, Sequence) and not isinstance(value, str) else value
+        for name, value in values.items()
+    }
+
+
 def bound_sql(key: object, build: Builder, values: Mapping[str, Value]) -> tuple[str, list[object]]:
     """The SQL of ``build(values)`` and its parameters, compiled once per shape."""
+    values = _without_repeats(values)
     shape = (key, *((name, _value_class(name, value)) for name, value in values.items()))
     found = _cache.get(shape)
     if found is None:
-        found = _cache[shape] = _compile(build, values)
+        try:
+            found = _compile(build, values)
+        except UnsafeBuilder as refused:
+            found = refused  # remembered: a refused shape is not compiled again
+        _cache[shape] = found
+        if len(_cache) > CACHE_SHAPES:
+            _cache.popitem(last=False)
+    else:
+        _cache.move_to_end(shape)
+    if isinstance(found, UnsafeBuilder):
+        raise UnsafeBuilder(str(found))
     sql, slots = found
     params = _rebind(slots, values)
     if settings.CHECK_COMPILED_SQL:
@@ -185,17 +215,34 @@ def first_row(model: type[M], key: object, build: Builder, values: Mapping[str, 
         query = build(named)
         return (query if query.ordered else query.order_by("pk"))[:1]
 
-    sql, params = bound_sql(key, first, values)
-    for found in model._default_manager.raw(sql, params):
+    bound = _bound_or_none(key, first, values)
+    if bound is None:
+        return first(values).first()
+    for found in model._default_manager.raw(*bound):
         return found
     return None
 
 
 def rows(model: type[M], key: object, build: Builder, values: Mapping[str, Value]) -> list[M]:
-    sql, params = bound_sql(key, build, values)
-    return list(model._default_manager.raw(sql, params))
+    """``list(build(values))`` through the compiled SQL."""
+    bound = _bound_or_none(key, build, values)
+    if bound is None:
+        return list(build(values))
+    return list(model._default_manager.raw(*bound))
+
+
+def _bound_or_none(key: object, build: Builder, values: Mapping[str, Value]) -> tuple[str, list[object]] | None:
+    """:func:`bound_sql`, or None where it refuses and ``CHECK_COMPILED_SQL`` is off (the caller runs the ORM)."""
+    try:
+        return bound_sql(key, build, values)
+    except UnsafeBuilder as refused:
+        if settings.CHECK_COMPILED_SQL:
+            raise
+        logger.warning("Compiled query %r refused these values (%s); the ORM answers", key, refused)
+        return None
 
 
 def enabled() -> bool:
-    """Only on PostgreSQL: elsewhere the ORM path runs (SQLite has no row locks to mirror, and tests compare)."""
-    return connection.vendor == "postgresql"
+    """Only on PostgreSQL and with the fast paths on (``FAST_PATHS``): elsewhere the ORM path runs (SQLite has no
+    row locks to mirror, and tests compare)."""
+    return settings.FAST_PATHS and connection.vendor == "postgresql"

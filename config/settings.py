@@ -341,6 +341,10 @@ CLAIM_SECONDS = env_int("PENUMBRA_CLAIM_SECONDS", 900, minimum=10)
 # Compare every compiled hot query with the ORM's own SQL, not only the first of each shape (annotation/compiled_sql):
 # the test suite turns it on so a builder that branches on a value's size cannot pass; it costs CPU on every save.
 CHECK_COMPILED_SQL = env_bool("PENUMBRA_CHECK_COMPILED_SQL", False)
+# The hand-made fast paths, all behind one switch: compiled hot queries (config/compiled_sql.py), the Redis
+# read-ahead (config/cache_prefetch.py), the cached signed-in user (config/auth.py) and the cached criteria
+# (projects/selectors.py). Off, every request takes Django's ordinary paths; CI runs the request-path tests both ways.
+FAST_PATHS = env_bool("PENUMBRA_FAST_PATHS", True)
 
 # LLM suggestions: projects may override; these are the fall-backs.
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import F, Prefetch, QuerySet, prefetch_related_objects
+from django.db.models import F, Prefetch, QuerySet
 from django.http import Http404
 
 from config import compiled_sql
@@ -23,9 +24,14 @@ AnyUser = AbstractBaseUser | AnonymousUser
 _ROLES_ATTRIBUTE = "_penumbra_project_roles"
 _CRITERIA_ATTRIBUTE = "_penumbra_criteria"
 # Criteria are read by every save and every item shown and change almost never: they are also kept in the shared
-# cache, forgotten after each commit that changes them (criteria_forget). The expiry bounds what a write missed
-# during a cache outage (the cache fails open) or a read racing a change could leave behind.
+# cache (with FAST_PATHS on). A change puts a tombstone in their place, in its transaction and again after the
+# commit, and readers only ever ``add`` (set if absent), so a request that read the old rows before the commit cannot
+# put them back (the discipline of the cached user, config/auth.py). The expiry bounds what a write missed during a
+# cache outage (the cache fails open) could leave behind.
 CRITERIA_CACHE_SECONDS = 300
+CRITERIA_TOMBSTONE = "forgotten"
+CRITERIA_TOMBSTONE_SECONDS = 60
+_RESPONSES_ATTRIBUTE = "_penumbra_responses"
 # The largest id a row can have (ids are 64-bit).
 ID_MAX = 2**63 - 1
 
@@ -36,12 +42,11 @@ def criteria_cache_key(project_id: Any) -> str:
 
 
 def criteria_forget(*, project_id: int) -> None:
-    """Drop the cached criteria of a project now and again once the current transaction commits (a request that
-    read the old rows in between may have cached them again)."""
+    """Put a tombstone in place of a project's cached criteria now and again once the current transaction commits."""
     key = criteria_cache_key(project_id)
     prefetch_discard("default", key)
-    cache.delete(key)
-    transaction.on_commit(lambda: cache.delete(key))
+    cache.set(key, CRITERIA_TOMBSTONE, CRITERIA_TOMBSTONE_SECONDS)
+    transaction.on_commit(lambda: cache.set(key, CRITERIA_TOMBSTONE, CRITERIA_TOMBSTONE_SECONDS))
 
 
 def criteria_forget_on_change(sender: Any, instance: Criterion, **kwargs: Any) -> None:
@@ -68,18 +73,28 @@ def project_criteria(project: Project) -> list[Criterion]:
     rendering)."""
     cached = getattr(project, _CRITERIA_ATTRIBUTE, None)
     if cached is None:
-        key = criteria_cache_key(project.pk)
-        try:
-            cached = prefetch_take("default", key)
-        except Exception:  # the read ahead failed: the cache fails open, as its own read would have
-            cached = None
-        if cached is MISSING:
-            cached = cache.get(key)
+        cached = _criteria_shared(project.pk) if settings.FAST_PATHS else None
         if cached is None:
             cached = list(Criterion.objects.filter(project_id=project.pk))
-            cache.set(key, cached, CRITERIA_CACHE_SECONDS)
         setattr(project, _CRITERIA_ATTRIBUTE, cached)
     return list(cached)
+
+
+def _criteria_shared(project_id: int) -> list[Criterion] | None:
+    """The criteria from the shared cache, or read from the rows and added there (never over a tombstone)."""
+    key = criteria_cache_key(project_id)
+    try:
+        cached = prefetch_take("default", key)
+    except Exception:  # the read ahead failed: the cache fails open, as its own read would have
+        cached = None
+    if cached is MISSING:
+        cached = cache.get(key)
+    if isinstance(cached, list):
+        return cached
+    rows = list(Criterion.objects.filter(project_id=project_id))
+    if cached is None:
+        cache.add(key, rows, CRITERIA_CACHE_SECONDS)
+    return rows
 
 
 def item_with_responses(*, project: Project, item_id: int) -> Item | None:
@@ -89,20 +104,25 @@ def item_with_responses(*, project: Project, item_id: int) -> Item | None:
     if not responses:
         return Item.objects.filter(pk=item_id, project_id=project.pk).first()
     item = responses[0].item
-    for response in responses:
-        response.item = item
-    cached: QuerySet[Response] = item.responses.all()
-    cached._result_cache = responses  # as prefetch_related leaves it
-    cached._prefetch_done = True  # type: ignore[attr-defined]
-    item._prefetched_objects_cache = {"responses": cached}  # type: ignore[attr-defined]
+    item_responses_remember(item, responses)
     return item
 
 
+def item_responses_remember(item: Item, responses: list[Response]) -> None:
+    """Keep ``responses`` (all of the item's) on the item object, for :func:`item_responses` to answer with."""
+    for response in responses:
+        response.item = item
+    setattr(item, _RESPONSES_ATTRIBUTE, sorted(responses, key=lambda response: response.position))
+
+
 def item_responses(item: Item) -> list[Response]:
-    """The item's responses by stored position, read once per item object (Django's prefetch cache)."""
-    if "responses" not in getattr(item, "_prefetched_objects_cache", {}):
-        prefetch_related_objects([item], "responses")
-    return sorted(item.responses.all(), key=lambda response: response.position)
+    """The item's responses by stored position, read once per item object (a ``prefetch_related("responses")`` of
+    the caller's query is used as it is)."""
+    remembered = getattr(item, _RESPONSES_ATTRIBUTE, None)
+    if remembered is None:
+        remembered = sorted(item.responses.all(), key=lambda response: response.position)
+        setattr(item, _RESPONSES_ATTRIBUTE, remembered)
+    return list(remembered)
 
 
 def _member_project(values: Mapping[str, Any]) -> QuerySet[Project]:

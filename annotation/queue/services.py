@@ -38,7 +38,7 @@ from annotation.selectors import live_claims_by_others
 from config import compiled_sql
 from config.compiled_sql import Builder
 from projects.models import Item, Project, Response
-from projects.selectors import item_responses, item_with_responses
+from projects.selectors import item_responses, item_responses_remember, item_with_responses
 
 # Set on a claim whose scan saw no label of the annotator on its item: the page then need not look for one.
 _UNLABELLED = "_unlabelled"
@@ -376,19 +376,9 @@ def _first_fitting(key: tuple[object, ...], build: Builder, values: Mapping[str,
             return None
         responses = compiled_sql.rows(Response, (*key, "recheck"), recheck, {**values, "chosen": chosen.pk})
         if responses:
-            _responses_cache(chosen, responses)
+            item_responses_remember(chosen, responses)
             return chosen
         passed.append(chosen.pk)
-
-
-def _responses_cache(item: Item, responses: list[Response]) -> None:
-    """Store ``responses`` as the item's prefetched responses, as ``prefetch_related_objects`` would."""
-    for response in responses:
-        Response.item.field.set_cached_value(response, item)
-    cached = item.responses.all()
-    cached._result_cache = responses
-    cached._prefetch_done = True  # type: ignore[attr-defined]
-    item._prefetched_objects_cache = {"responses": cached}  # type: ignore[attr-defined]
 
 
 def _first_with_room(candidates: QuerySet[Item]) -> Item | None:
