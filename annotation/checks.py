@@ -104,7 +104,7 @@ def value_error_key(position: int, criterion_name: str) -> str:
     return f"values[{position}][{criterion_name}]"
 
 
-def check_ifs_values(
+def check_ifs_values(  # noqa: C901
     *, values: Any, responses: Sequence[Response], criteria: Sequence[Criterion]
 ) -> dict[tuple[int, str], tuple[int, int]]:
     """Every response × criterion exactly once, whole per-mille, μ, ν ≥ 0 and μ + ν ≤ 1000."""

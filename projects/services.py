@@ -11,7 +11,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 from django.utils.text import slugify
@@ -117,59 +117,87 @@ def _text_problem(raw: Any, field: Any) -> str | None:
 
 
 def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None:
-    """Raise ValidationError naming each bad field; nothing is written."""
+    """Raise ValidationError naming each bad field; nothing is written.
+
+    Each step below adds the errors of one kind of rule; a later step skips a field an earlier one refused."""
     errors: dict[str, str] = {}
     unknown = set(changes) - set(EDITABLE_SETTINGS)
     if unknown:
         errors["__all__"] = f"Unknown settings: {', '.join(sorted(unknown))}."
+    for step in (
+        _check_choices,
+        _check_number_ranges,
+        _check_expert,
+        _check_mode_and_scale,
+        _check_texts,
+        _check_weight_coefficients,
+        _check_fixed_once_labelling_started,
+    ):
+        step(project, changes, errors)
+    if errors:
+        raise ValidationError(errors)
 
-    def value(field: str) -> Any:
-        return changes.get(field, getattr(project, field))
 
-    choice_fields = {
-        "mode": Project.Mode,
-        "suggestion_display": Project.SuggestionDisplay,
-        "verify_visibility": Project.VerifyVisibility,
-        "handoff_rule": Project.HandoffRule,
-        "handoff_trigger": Project.HandoffTrigger,
-        "aggregation_operator": Project.Operator,
-    }
-    for field, choices in choice_fields.items():
+Errors = dict[str, str]
+
+_CHOICE_SETTINGS: dict[str, type[models.TextChoices]] = {
+    "mode": Project.Mode,
+    "suggestion_display": Project.SuggestionDisplay,
+    "verify_visibility": Project.VerifyVisibility,
+    "handoff_rule": Project.HandoffRule,
+    "handoff_trigger": Project.HandoffTrigger,
+    "aggregation_operator": Project.Operator,
+}
+_FRACTION_SETTINGS = (
+    ("blind_rate", 0.0, 1.0),
+    ("tie_tolerance", 0.0, 2.0),
+    ("handoff_agreement_threshold", 0.0, 1.0),
+    ("weight_consistency", 0.0, 1.0),
+    ("weight_expertise", 0.0, 1.0),
+    ("weight_agreement", 0.0, 1.0),
+    ("repeat_rate", 0.0, 0.5),
+    ("adaptive_hesitation", 0.0, 1.0),
+    ("adaptive_dispute", 0.0, 1.0),
+)
+_WHOLE_SETTINGS = (
+    ("overlap", 1, 100),
+    ("likert_points", 3, 11),
+    ("minimum_blind_sample", 0, 1_000_000),
+    ("handoff_minimum_blind_comparisons", 1, 1_000_000),
+    ("repeat_delay_items", 0, 10_000),
+    ("repeat_delay_minutes", 0, 100_000),
+    ("adaptive_cap", 0, 100),
+    ("adaptive_budget", 0, 10_000_000),
+)
+_COEFFICIENTS = ("weight_consistency", "weight_expertise", "weight_agreement")
+
+
+def _check_choices(project: Project, changes: dict[str, Any], errors: Errors) -> None:
+    for field, choices in _CHOICE_SETTINGS.items():
         if field in changes and changes[field] not in choices.values:
             errors[field] = f"Expected one of {', '.join(choices.values)}."
-    for field, low, high in (
-        ("blind_rate", 0.0, 1.0),
-        ("tie_tolerance", 0.0, 2.0),
-        ("handoff_agreement_threshold", 0.0, 1.0),
-        ("weight_consistency", 0.0, 1.0),
-        ("weight_expertise", 0.0, 1.0),
-        ("weight_agreement", 0.0, 1.0),
-        ("repeat_rate", 0.0, 0.5),
-        ("adaptive_hesitation", 0.0, 1.0),
-        ("adaptive_dispute", 0.0, 1.0),
-    ):
-        if field in changes:
-            raw = changes[field]
-            if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
-                errors[field] = "Expected a number."
-            elif not low <= raw <= high:
-                errors[field] = f"Expected a number from {low:g} to {high:g}."
-    for field, low, high in (
-        ("overlap", 1, 100),
-        ("likert_points", 3, 11),
-        ("minimum_blind_sample", 0, 1_000_000),
-        ("handoff_minimum_blind_comparisons", 1, 1_000_000),
-        ("repeat_delay_items", 0, 10_000),
-        ("repeat_delay_minutes", 0, 100_000),
-        ("adaptive_cap", 0, 100),
-        ("adaptive_budget", 0, 10_000_000),
-    ):
-        if field in changes:
-            raw = changes[field]
-            if isinstance(raw, bool) or not isinstance(raw, int):
-                errors[field] = "Expected a whole number."
-            elif not low <= raw <= high:
-                errors[field] = f"Expected a whole number from {low} to {high}."
+
+
+def _check_number_ranges(project: Project, changes: dict[str, Any], errors: Errors) -> None:
+    for field, low, high in _FRACTION_SETTINGS:
+        raw = changes.get(field)
+        if field not in changes:
+            continue
+        if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+            errors[field] = "Expected a number."
+        elif not low <= raw <= high:
+            errors[field] = f"Expected a number from {low:g} to {high:g}."
+    for field, whole_low, whole_high in _WHOLE_SETTINGS:
+        raw = changes.get(field)
+        if field not in changes:
+            continue
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            errors[field] = "Expected a whole number."
+        elif not whole_low <= raw <= whole_high:
+            errors[field] = f"Expected a whole number from {whole_low} to {whole_high}."
+
+
+def _check_expert(project: Project, changes: dict[str, Any], errors: Errors) -> None:
     expert = changes.get("adaptive_expert_id")
     if expert is not None and (
         isinstance(expert, bool)
@@ -178,6 +206,9 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
         or not Membership.objects.filter(project_id=project.pk, user_id=expert).exists()
     ):
         errors["adaptive_expert_id"] = "Expected a member of the project (or nobody)."
+
+
+def _check_mode_and_scale(project: Project, changes: dict[str, Any], errors: Errors) -> None:
     # A study's design is written with its mode; a mode switch alone would leave a study without a plan.
     mode_switch = "mode" in changes and "mode" not in errors and changes["mode"] != project.mode
     if mode_switch and Project.Mode.CROSSOVER in {changes["mode"], project.mode}:
@@ -187,6 +218,9 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
             preference.likert_points_check(changes["likert_points"])
         except ValueError:
             errors["likert_points"] = "Expected an odd number, so the scale has a middle (no preference)."
+
+
+def _check_texts(project: Project, changes: dict[str, Any], errors: Errors) -> None:
     for field in TEXT_SETTINGS:
         if field in changes and (problem := _text_problem(changes[field], Project._meta.get_field(field))):
             errors[field] = problem
@@ -197,25 +231,33 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
             check_llm_base_url(str(changes["llm_base_url"]), allow_private=settings.LLM_ALLOW_PRIVATE_URLS)
         except LLMURLRefused as refused:
             errors["llm_base_url"] = str(refused)
-    coefficient_fields = ("weight_consistency", "weight_expertise", "weight_agreement")
-    if any(f in changes for f in coefficient_fields) and not any(f in errors for f in coefficient_fields):
-        total = sum(float(value(f)) for f in coefficient_fields)
-        if abs(total - 1.0) > 1e-6:
-            errors["weight_consistency"] = f"The three weight coefficients must sum to 1 (they sum to {total:.4g})."
+
+
+def _check_weight_coefficients(project: Project, changes: dict[str, Any], errors: Errors) -> None:
+    if not any(f in changes for f in _COEFFICIENTS) or any(f in errors for f in _COEFFICIENTS):
+        return
+    total = sum(float(changes.get(f, getattr(project, f))) for f in _COEFFICIENTS)
+    if abs(total - 1.0) > 1e-6:
+        errors["weight_consistency"] = f"The three weight coefficients must sum to 1 (they sum to {total:.4g})."
+
+
+def _check_fixed_once_labelling_started(project: Project, changes: dict[str, Any], errors: Errors) -> None:
+    def changed(field: str) -> bool:
+        return field in changes and changes[field] != getattr(project, field)
+
     if project.pk and project.labelling_started_at is not None:
-        if "blind_rate" in changes and changes["blind_rate"] != project.blind_rate:
+        if changed("blind_rate"):
             errors["blind_rate"] = (
                 "Labelling has started: the blind rate of existing items cannot change, because a suggestion "
                 "that was seen cannot be unseen. Items imported later get their own draws."
             )
-        if "minimum_blind_sample" in changes and changes["minimum_blind_sample"] != project.minimum_blind_sample:
+        if changed("minimum_blind_sample"):
             errors["minimum_blind_sample"] = "Labelling has started: the blind sample of existing items is fixed."
-        if "mode" in changes and changes["mode"] != project.mode:
+        if changed("mode"):
             errors["mode"] = "Labelling has started: the mode cannot change (create a new project to compare modes)."
     if (
         project.pk
-        and "verify_visibility" in changes
-        and changes["verify_visibility"] != project.verify_visibility
+        and changed("verify_visibility")
         # Read through the reverse relation: the requests live in annotation, a floor above this one.
         and project.label_requests.filter(kind="verification", status="answered").exists()
     ):
@@ -223,8 +265,6 @@ def check_project_settings(*, project: Project, changes: dict[str, Any]) -> None
             "Verification requests have been answered: whether they showed the model's answer is fixed, or the "
             "answers given before and after would mean different things."
         )
-    if errors:
-        raise ValidationError(errors)
 
 
 @transaction.atomic

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -159,127 +159,201 @@ def iterative_consensus_weights(
     where the others happened to be unanimous give Σ D = 0, so β hits the ``min_total_distance`` floor and that
     annotator takes 0.9998 of the weight. ``prior_items=0`` is the plain rule, crowd-kit's RASA.
     """
-    if distance not in ("euclidean", "szmidt_kacprzyk"):
-        raise ValueError(f"unknown distance {distance!r}")
-    if max_iter < 1:
-        raise ValueError("max_iter must be at least 1")
+    _check_options(distance=distance, max_iter=max_iter, prior_items=prior_items)
     mu_a = np.asarray(mu, dtype=np.float64)
     nu_a = np.asarray(nu, dtype=np.float64)
     if mu_a.ndim < 2:
         raise ValueError("expected shape (items, ..., annotators)")
     present = np.ones(mu_a.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     validate_ifs(mu_a, nu_a, present)
-    n_annotators = mu_a.shape[-1]
-    # Whole-number counts: exact whichever way they are formed.
-    on_item = _any_value(present.reshape(mu_a.shape[0], -1, n_annotators))
-    n_items_judged = np.count_nonzero(on_item, axis=0).astype(np.int64)
-    if prior_items < 0:
-        raise ValueError("prior_items must be at least 0")
-    if chi2_prior:
-        quantiles = {int(k): chi2_isf(alpha / 2.0, int(k) + prior_items) for k in np.unique(n_items_judged) if k > 0}
-        prior = np.array([quantiles.get(int(k), 0.0) for k in n_items_judged])
-    else:
-        prior = (n_items_judged > 0).astype(np.float64)
-    # Items on which an annotator has company: the ones whose distance to a consensus of others is measured.
-    on_item_count = np.count_nonzero(on_item, axis=1)
-    with_company = np.count_nonzero(on_item & (on_item_count > 1)[:, None], axis=0).astype(np.float64)
-
-    # Everything below works annotator-first, on (annotators, cells) blocks with zeros where absent: per-cell
-    # figures then broadcast along long contiguous rows instead of across a short trailing axis, each weighted sum
-    # over annotators is one matrix-vector product (reliability @ block), and each sum over cells runs along a
-    # contiguous row. Only the three input blocks are transposed, once.
-    present_t = np.ascontiguousarray(_cells(present).T)
-    weight_t = present_t.astype(np.float64)
-    mu_t = np.ascontiguousarray(_cells(mu_a).T)
-    nu_t = np.ascontiguousarray(_cells(nu_a).T)
-    # Absent entries may hold anything (NaN included): zero them, so that they weigh nothing in the products.
-    np.copyto(mu_t, 0.0, where=~present_t)
-    np.copyto(nu_t, 0.0, where=~present_t)
-
-    def consensus_of(reliability: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        total = np.asarray(reliability @ weight_t, dtype=np.float64)
-        safe = np.where(total > 0.0, total, 1.0)
-        return (
-            np.asarray(reliability @ mu_t, dtype=np.float64) / safe,
-            np.asarray(reliability @ nu_t, dtype=np.float64) / safe,
-            total,
-        )
-
-    # Reliabilities stay positive for everyone who judged anything, so which entries have company in their cell
-    # (and so an "others' consensus") never changes: fix it once.
-    if exclude_self:
-        # Whole-number counts: exact in any order.
-        company = np.count_nonzero(present_t, axis=0) > 1
-        counted_t = np.logical_and(present_t, company).astype(np.float64)
-    else:
-        counted_t = weight_t
-    # Scratch blocks reused by every iteration: the loop is memory-bound, and fresh 8-byte × cells × annotators
-    # temporaries cost as much as the arithmetic.
-    d_mu, d_nu, squared = np.empty_like(mu_t), np.empty_like(nu_t), np.empty_like(mu_t)
-
-    def shrunk(distance_total: FloatArray) -> FloatArray:
-        """β from each annotator's distance sum, pooled with ``prior_items`` pseudo-items at the mean distance."""
-        if prior_items > 0:
-            items_measured = with_company.sum() if exclude_self else float(n_items_judged.sum())
-            pooled = float(distance_total.sum()) / items_measured if items_measured > 0 else 0.0
-            distance_total = distance_total + prior_items * pooled
-        return np.asarray(prior / np.maximum(distance_total, min_total_distance), dtype=np.float64)
-
-    def reliability_from(c_mu: FloatArray, c_nu: FloatArray, total: FloatArray, used: FloatArray) -> FloatArray:
-        np.subtract(mu_t, c_mu, out=d_mu)
-        np.subtract(nu_t, c_nu, out=d_nu)
-        if distance == "szmidt_kacprzyk":
-            np.add(d_mu, d_nu, out=squared)
-            np.multiply(squared, d_mu, out=squared)  # Δμ(Δμ + Δν) + (Δν)² = ½[(Δμ)² + (Δν)² + (Δπ)²]
-        else:
-            np.multiply(d_mu, d_mu, out=squared)
-        np.multiply(d_nu, d_nu, out=d_nu)
-        np.add(squared, d_nu, out=squared)
-        if not exclude_self:
-            return shrunk(np.asarray(np.einsum("kc,kc->k", squared, weight_t), dtype=np.float64))
-        # The others' consensus differs from everyone's by a factor: own − c₋ₖ = T/(T − βₖ)·(own − c), T being
-        # the cell's total reliability, so the distance to the others needs no second consensus.
-        cell_total = np.where(total > 0.0, total, 1.0)
-        factor = d_mu
-        np.multiply(counted_t, used[:, None], out=factor)
-        np.subtract(cell_total, factor, out=factor)
-        # T − βₖ is a sum of the others' positive reliabilities; the floor only guards against rounding.
-        np.maximum(factor, 1e-12 * cell_total, out=factor)
-        np.divide(cell_total, factor, out=factor)
-        np.multiply(factor, factor, out=factor)
-        np.multiply(factor, counted_t, out=factor)
-        # Σ_c squared · factor, each annotator's row summed along the cells.
-        return shrunk(np.asarray(np.einsum("kc,kc->k", squared, factor), dtype=np.float64))
-
-    reliability = np.ones(n_annotators)
-    c_mu, c_nu, total = consensus_of(reliability)
-    history: list[float] = []
-    converged = False
-    iterations = 0
-    while iterations < max_iter and not converged:
-        iterations += 1
-        updated_reliability = reliability_from(c_mu, c_nu, total, reliability)
-        new_mu, new_nu, new_total = consensus_of(updated_reliability)
-        change = np.sum((new_mu - c_mu) ** 2 + (new_nu - c_nu) ** 2)
-        size = np.sum(new_mu * new_mu + new_nu * new_nu)
-        loss = float(change / size) if size > 0 else 0.0
-        history.append(loss)
-        converged = loss < tol
-        reliability, c_mu, c_nu, total = updated_reliability, new_mu, new_nu, new_total
-    # As crowd-kit does, report the reliabilities implied by the final consensus.
-    reliability = reliability_from(c_mu, c_nu, total, reliability)
-    nobody = total <= 0.0
-    consensus = IFS(
-        np.where(nobody, np.nan, c_mu).reshape(mu_a.shape[:-1]),
-        np.where(nobody, np.nan, c_nu).reshape(mu_a.shape[:-1]),
+    blocks = _Blocks.prepare(
+        mu_a,
+        nu_a,
+        present,
+        _Rule(alpha, distance, chi2_prior, exclude_self, min_total_distance, prior_items),
     )
+    end = blocks.fixed_point(max_iter=max_iter, tol=tol)
+    reliability, nobody = end.reliability, end.total <= 0.0
+    consensus = IFS(
+        np.where(nobody, np.nan, end.c_mu).reshape(mu_a.shape[:-1]),
+        np.where(nobody, np.nan, end.c_nu).reshape(mu_a.shape[:-1]),
+    )
+    n_annotators = mu_a.shape[-1]
     total_reliability = reliability.sum()
     weight = reliability / total_reliability if total_reliability > 0 else np.full(n_annotators, 1.0 / n_annotators)
     return ConsensusWeights(
         weight=np.asarray(weight, dtype=np.float64),
         reliability=np.asarray(reliability, dtype=np.float64),
         consensus=consensus,
-        iterations=iterations,
-        converged=converged,
-        loss_history=tuple(history),
+        iterations=end.iterations,
+        converged=end.converged,
+        loss_history=tuple(end.history),
     )
+
+
+class _FixedPoint(NamedTuple):
+    reliability: FloatArray
+    c_mu: FloatArray
+    c_nu: FloatArray
+    total: FloatArray
+    iterations: int
+    converged: bool
+    history: list[float]
+
+
+def _check_options(*, distance: str, max_iter: int, prior_items: int) -> None:
+    if distance not in ("euclidean", "szmidt_kacprzyk"):
+        raise ValueError(f"unknown distance {distance!r}")
+    if max_iter < 1:
+        raise ValueError("max_iter must be at least 1")
+    if prior_items < 0:
+        raise ValueError("prior_items must be at least 0")
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """The options of :func:`iterative_consensus_weights` that shape each update."""
+
+    alpha: float
+    distance: str
+    chi2_prior: bool
+    exclude_self: bool
+    min_total_distance: float
+    prior_items: int
+
+
+@dataclass
+class _Blocks:
+    """The judgments annotator-first, on (annotators, cells) blocks with zeros where absent, and what every update
+    needs of them.
+
+    Per-cell figures then broadcast along long contiguous rows instead of across a short trailing axis, each weighted
+    sum over annotators is one matrix-vector product (reliability @ block), and each sum over cells runs along a
+    contiguous row. Only the three input blocks are transposed, once.
+    """
+
+    rule: _Rule
+    mu_t: FloatArray
+    nu_t: FloatArray
+    weight_t: FloatArray
+    counted_t: FloatArray
+    prior: FloatArray
+    with_company: FloatArray
+    n_items_judged: NDArray[np.int64]
+    # Scratch blocks reused by every iteration: the loop is memory-bound, and fresh 8-byte × cells × annotators
+    # temporaries cost as much as the arithmetic.
+    d_mu: FloatArray
+    d_nu: FloatArray
+    squared: FloatArray
+
+    @classmethod
+    def prepare(cls, mu_a: FloatArray, nu_a: FloatArray, present: NDArray[np.bool_], rule: _Rule) -> _Blocks:
+        n_annotators = mu_a.shape[-1]
+        # Whole-number counts: exact whichever way they are formed.
+        on_item = _any_value(present.reshape(mu_a.shape[0], -1, n_annotators))
+        n_items_judged = np.count_nonzero(on_item, axis=0).astype(np.int64)
+        if rule.chi2_prior:
+            quantiles = {
+                int(k): chi2_isf(rule.alpha / 2.0, int(k) + rule.prior_items)
+                for k in np.unique(n_items_judged)
+                if k > 0
+            }
+            prior = np.array([quantiles.get(int(k), 0.0) for k in n_items_judged])
+        else:
+            prior = (n_items_judged > 0).astype(np.float64)
+        # Items on which an annotator has company: the ones whose distance to a consensus of others is measured.
+        on_item_count = np.count_nonzero(on_item, axis=1)
+        with_company = np.count_nonzero(on_item & (on_item_count > 1)[:, None], axis=0).astype(np.float64)
+        present_t = np.ascontiguousarray(_cells(present).T)
+        weight_t = present_t.astype(np.float64)
+        mu_t = np.ascontiguousarray(_cells(mu_a).T)
+        nu_t = np.ascontiguousarray(_cells(nu_a).T)
+        # Absent entries may hold anything (NaN included): zero them, so that they weigh nothing in the products.
+        np.copyto(mu_t, 0.0, where=~present_t)
+        np.copyto(nu_t, 0.0, where=~present_t)
+        # Reliabilities stay positive for everyone who judged anything, so which entries have company in their cell
+        # (and so an "others' consensus") never changes: fix it once. Whole-number counts: exact in any order.
+        if rule.exclude_self:
+            company = np.count_nonzero(present_t, axis=0) > 1
+            counted_t = np.logical_and(present_t, company).astype(np.float64)
+        else:
+            counted_t = weight_t
+        return cls(
+            rule=rule,
+            mu_t=mu_t,
+            nu_t=nu_t,
+            weight_t=weight_t,
+            counted_t=counted_t,
+            prior=prior,
+            with_company=with_company,
+            n_items_judged=n_items_judged,
+            d_mu=np.empty_like(mu_t),
+            d_nu=np.empty_like(nu_t),
+            squared=np.empty_like(mu_t),
+        )
+
+    def consensus_of(self, reliability: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        total = np.asarray(reliability @ self.weight_t, dtype=np.float64)
+        safe = np.where(total > 0.0, total, 1.0)
+        return (
+            np.asarray(reliability @ self.mu_t, dtype=np.float64) / safe,
+            np.asarray(reliability @ self.nu_t, dtype=np.float64) / safe,
+            total,
+        )
+
+    def shrunk(self, distance_total: FloatArray) -> FloatArray:
+        """β from each annotator's distance sum, pooled with ``prior_items`` pseudo-items at the mean distance."""
+        rule = self.rule
+        if rule.prior_items > 0:
+            items_measured = self.with_company.sum() if rule.exclude_self else float(self.n_items_judged.sum())
+            pooled = float(distance_total.sum()) / items_measured if items_measured > 0 else 0.0
+            distance_total = distance_total + rule.prior_items * pooled
+        return np.asarray(self.prior / np.maximum(distance_total, rule.min_total_distance), dtype=np.float64)
+
+    def reliability_from(self, c_mu: FloatArray, c_nu: FloatArray, total: FloatArray, used: FloatArray) -> FloatArray:
+        d_mu, d_nu, squared = self.d_mu, self.d_nu, self.squared
+        np.subtract(self.mu_t, c_mu, out=d_mu)
+        np.subtract(self.nu_t, c_nu, out=d_nu)
+        if self.rule.distance == "szmidt_kacprzyk":
+            np.add(d_mu, d_nu, out=squared)
+            np.multiply(squared, d_mu, out=squared)  # Δμ(Δμ + Δν) + (Δν)² = ½[(Δμ)² + (Δν)² + (Δπ)²]
+        else:
+            np.multiply(d_mu, d_mu, out=squared)
+        np.multiply(d_nu, d_nu, out=d_nu)
+        np.add(squared, d_nu, out=squared)
+        if not self.rule.exclude_self:
+            return self.shrunk(np.asarray(np.einsum("kc,kc->k", squared, self.weight_t), dtype=np.float64))
+        # The others' consensus differs from everyone's by a factor: own − c₋ₖ = T/(T − βₖ)·(own − c), T being
+        # the cell's total reliability, so the distance to the others needs no second consensus.
+        cell_total = np.where(total > 0.0, total, 1.0)
+        factor = d_mu
+        np.multiply(self.counted_t, used[:, None], out=factor)
+        np.subtract(cell_total, factor, out=factor)
+        # T − βₖ is a sum of the others' positive reliabilities; the floor only guards against rounding.
+        np.maximum(factor, 1e-12 * cell_total, out=factor)
+        np.divide(cell_total, factor, out=factor)
+        np.multiply(factor, factor, out=factor)
+        np.multiply(factor, self.counted_t, out=factor)
+        # Σ_c squared · factor, each annotator's row summed along the cells.
+        return self.shrunk(np.asarray(np.einsum("kc,kc->k", squared, factor), dtype=np.float64))
+
+    def fixed_point(self, *, max_iter: int, tol: float) -> _FixedPoint:
+        """Updates from equal reliabilities until the consensus stops moving; then, as crowd-kit does, the
+        reliabilities implied by the final consensus."""
+        reliability = np.ones(self.mu_t.shape[0])
+        c_mu, c_nu, total = self.consensus_of(reliability)
+        history: list[float] = []
+        converged = False
+        iterations = 0
+        while iterations < max_iter and not converged:
+            iterations += 1
+            updated_reliability = self.reliability_from(c_mu, c_nu, total, reliability)
+            new_mu, new_nu, new_total = self.consensus_of(updated_reliability)
+            change = np.sum((new_mu - c_mu) ** 2 + (new_nu - c_nu) ** 2)
+            size = np.sum(new_mu * new_mu + new_nu * new_nu)
+            loss = float(change / size) if size > 0 else 0.0
+            history.append(loss)
+            converged = loss < tol
+            reliability, c_mu, c_nu, total = updated_reliability, new_mu, new_nu, new_total
+        reliability = self.reliability_from(c_mu, c_nu, total, reliability)
+        return _FixedPoint(reliability, c_mu, c_nu, total, iterations, converged, history)

@@ -51,7 +51,7 @@ def _whole(raw: Any, name: str, minimum: int, maximum: int = INT_MAX) -> int:
     return raw
 
 
-def parse_label(line_number: int, text: str, project: Project, criterion_names: list[str]) -> ParsedLabel:
+def parse_label(line_number: int, text: str, project: Project, criterion_names: list[str]) -> ParsedLabel:  # noqa: C901
     """A label with its shape checked; raises ValueError with the reason. Item-dependent checks come later."""
     try:
         row = json_object(text, invalid_json=lambda exc: f"not valid JSON ({exc.msg})")

@@ -77,7 +77,7 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
 
 @transaction.atomic
 @checks_per_statement()  # inside the transaction: foreign keys checked per statement, deferral restored at the end
-def labels_import(
+def labels_import(  # noqa: C901
     *,
     project: Project,
     lines: Iterable[str],

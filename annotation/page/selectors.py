@@ -74,7 +74,7 @@ def _values_from_annotation(annotation: Annotation | None) -> dict[tuple[int, in
     return {(v.response_id, v.criterion_id): (v.mu, v.nu) for v in annotation.values.all()}
 
 
-def annotation_page_context(
+def annotation_page_context(  # noqa: C901
     *,
     project: Project,
     item: Item,

@@ -155,7 +155,7 @@ def annotate_next(request: AnnotatorRequest, project_id: int) -> HttpResponse:
 @participant_open
 @login_required
 @require_http_methods(["GET", "POST"])
-def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:
+def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> HttpResponse:  # noqa: C901
     project = project_get_for_annotator(user=request.user, project_id=project_id)
     item = item_get_with_responses_for_user(user=request.user, project=project, item_id=item_id)
     try:

@@ -53,7 +53,7 @@ class Case:
     content_type: str = "application/json"
 
 
-def _json_cases() -> list[Case]:
+def _json_cases() -> list[Case]:  # noqa: C901
     cases: list[Case] = []
     settings_path = "/api/projects/{p}/"
     for field in ("name", "description", "guidelines", "llm_model", "llm_instruction_template", "llm_api_key"):
