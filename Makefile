@@ -8,7 +8,7 @@ PORT ?= 8000
 PYTEST_WORKERS ?= 2
 # mypy checks every module of the apps; pyproject.toml ([tool.mypy] files) says which.
 
-.PHONY: demo test lint typecheck pytest run worker beat migrate clean benchmarks
+.PHONY: demo test lint typecheck pytest pytest-plain run worker beat migrate clean benchmarks
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,7 +52,13 @@ pytest: $(VENV)/.dev
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
-test: lint typecheck pytest
+# The request path again with the hand-made fast paths off (PENUMBRA_FAST_PATHS=0): Django's ordinary paths must
+# give the same answers, so the layer can be switched off in production without surprises.
+pytest-plain: $(VENV)/.dev
+	PENUMBRA_FAST_PATHS=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q tests/annotation tests/foundation \
+		-m "not browser and not redis and not slow"
+
+test: lint typecheck pytest pytest-plain
 
 benchmarks: $(VENV)/.dev
 	$(BIN)/python benchmarks/aggregate.py

@@ -16,7 +16,14 @@ with u = (θ_a − θ_b)/2 and Z = e^u + e^−u + ν:
 ν = 0 is Bradley-Terry (P(a ≻ b) = logistic(θ_a − θ_b)); with ``ties="none"`` ties are split as half a win each and
 ν is not fitted, which is the plain BT likelihood with fractional outcomes. The log-likelihood is concave in
 (θ, log ν) (log Z is a log-sum-exp of linear functions), so Newton's method with step halving finds the maximum.
-``prior`` adds a Gaussian penalty prior·Σθ² (choix's ``alpha``) that keeps a model which never lost finite.
+``prior`` adds a Gaussian penalty prior·Σθ² (choix's ``alpha``) that keeps a model which never lost finite; the
+project's default is :data:`DEFAULT_PRIOR` and 0 is the plain maximum-likelihood fit (finite when every model has won
+and lost against the others, directly or through a chain; choix with ``alpha=0`` then agrees to 1e-6).
+
+**Style control** (Chatbot Arena, 2024): ``covariates`` holds, per comparison, the difference of the two answers'
+style features (:mod:`aggregation.maths.style`), entering as u = (θ_a − θ_b + γ·z)/2. The strengths are then what
+each model would score against another whose answers look the same, and γ is the size of each style effect (with its
+clustered interval): how much a longer or more formatted answer wins by itself.
 
 **Win rate** of a over b: W_ab = P(a ≻ b) + P(tie)/2, the probability that a's answer is preferred with a tie as half.
 Its interval is the delta method on logit W (so it stays inside (0, 1)); a strength's interval is the Wald one on
@@ -34,7 +41,7 @@ Likert labels record no hesitation and weigh 1. The weights change what is estim
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -118,6 +125,9 @@ class Fit:
     level: float
     ties: Ties
     iterations: int
+    # The covariates' coefficients γ (Q,) and their intervals (Q, 2); empty without style control.
+    style: FloatArray = field(default_factory=lambda: np.zeros(0))
+    style_ci: FloatArray = field(default_factory=lambda: np.zeros((0, 2)))
 
 
 def _outcome_parts(outcome: IntArray, ties: Ties) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -138,13 +148,15 @@ def _probabilities(u: FloatArray, eta: float) -> tuple[FloatArray, FloatArray, F
     return ea / z, et / z, eb / z
 
 
-def _design(comparisons: Comparisons, n_models: int) -> FloatArray:
-    """u = X φ for φ = (θ_1, …, θ_{M−1}): θ_0 is pinned to 0 during the fit (the strengths are centred after)."""
+def _design(comparisons: Comparisons, n_models: int, covariates: FloatArray | None = None) -> FloatArray:
+    """u = X φ for φ = (θ_1, …, θ_{M−1}[, γ]): θ_0 is pinned to 0 during the fit (the strengths are centred after)."""
     x = np.zeros((len(comparisons), n_models))
     rows = np.arange(len(comparisons))
     np.add.at(x, (rows, comparisons.first), 0.5)
     np.add.at(x, (rows, comparisons.second), -0.5)
-    return x[:, 1:]
+    if covariates is None:
+        return x[:, 1:]
+    return np.column_stack([x[:, 1:], covariates / 2])
 
 
 def _scores(
@@ -190,8 +202,10 @@ def fit(
     level: float = 0.95,
     max_iter: int = 200,
     tol: float = 1e-10,
+    covariates: ArrayLike | None = None,
 ) -> Fit:
-    """The penalised maximum-likelihood leaderboard of ``n_models`` models (module docstring)."""
+    """The penalised maximum-likelihood leaderboard of ``n_models`` models (module docstring); with ``covariates``
+    (one row of style differences per comparison) the style-controlled one."""
     if n_models < 2:
         raise ValueError("a leaderboard needs at least two models")
     if len(comparisons) == 0:
@@ -203,18 +217,22 @@ def fit(
     w = comparisons.weight
     ya, yt, yb = _outcome_parts(comparisons.outcome, ties)
     fit_tie = ties == "davidson" and float(w @ yt) > 0
-    x = _design(comparisons, n_models)
-    p = n_models - 1
+    z = _covariates(covariates, len(comparisons))
+    x = _design(comparisons, n_models, z)
+    p_theta = n_models - 1
+    p = x.shape[1]
     phi = np.zeros(p)
     eta = math.log(max(2.0 * float(w @ yt) / max(float(w @ (ya + yb)), 1e-12), 1e-6)) if fit_tie else -math.inf
-    # The penalty is on the centred strengths, as choix's is on its (mean-free at the optimum) parameters.
+    # The penalty is on the centred strengths, as choix's is on its (mean-free at the optimum) parameters; the style
+    # coefficients are not penalised.
     centre = np.eye(n_models) - 1.0 / n_models
     c = centre[:, 1:]
-    penalty = 2.0 * prior * (c.T @ c)
+    penalty = np.zeros((p, p))
+    penalty[:p_theta, :p_theta] = 2.0 * prior * (c.T @ c)
 
     def objective(phi_: FloatArray, eta_: float) -> float:
         loglik, _, _ = _scores(x, phi_, eta_, ya, yt, yb, fit_tie)
-        return float(w @ loglik) - prior * float(np.sum((c @ phi_) ** 2))
+        return float(w @ loglik) - prior * float(np.sum((c @ phi_[:p_theta]) ** 2))
 
     current = objective(phi, eta)
     iterations = 0
@@ -247,16 +265,45 @@ def fit(
     meat = per_cluster.T @ per_cluster * (k / max(k - 1, 1))
     bread = np.linalg.pinv(-hess)
     cov_params = bread @ meat @ bread
-    theta = c @ phi
-    cov_theta = c @ cov_params[:p, :p] @ c.T
+    theta = c @ phi[:p_theta]
+    cov_theta = c @ cov_params[:p_theta, :p_theta] @ c.T
     tq = t_quantile(level, max(k - 1, 1))
     se = np.sqrt(np.maximum(np.diag(cov_theta), 0.0))
     strength_ci = np.column_stack([theta - tq * se, theta + tq * se])
     nu = math.exp(eta) if fit_tie else 0.0
-    win, win_ci, mean_win, mean_ci = _win_rates(theta, eta, fit_tie, c, cov_params, tq)
+    # The win rates are between answers of the same style: the strengths' block and ν's, without γ's.
+    kept = [*range(p_theta), *([p] if fit_tie else [])]
+    win, win_ci, mean_win, mean_ci = _win_rates(theta, eta, fit_tie, c, cov_params[np.ix_(kept, kept)], tq)
+    style = phi[p_theta:]
+    style_se = np.sqrt(np.maximum(np.diag(cov_params)[p_theta:p], 0.0))
+    style_ci = np.column_stack([style - tq * style_se, style + tq * style_se])
     return Fit(
-        theta, strength_ci, cov_theta, nu, win, win_ci, mean_win, mean_ci, len(comparisons), k, level, ties, iterations
+        theta,
+        strength_ci,
+        cov_theta,
+        nu,
+        win,
+        win_ci,
+        mean_win,
+        mean_ci,
+        len(comparisons),
+        k,
+        level,
+        ties,
+        iterations,
+        style,
+        style_ci,
     )
+
+
+def _covariates(covariates: ArrayLike | None, rows: int) -> FloatArray | None:
+    if covariates is None:
+        return None
+    z = np.asarray(covariates, dtype=np.float64)
+    z = z.reshape(rows, -1) if z.ndim < 2 else z
+    if z.shape[0] != rows or not np.all(np.isfinite(z)):
+        raise ValueError("covariates need one finite row per comparison")
+    return z
 
 
 def win_rate(theta_a: float, theta_b: float, tie: float) -> float:
