@@ -15,6 +15,13 @@ preference is s = (S_r − S_r')/2, the same scale as :mod:`aggregation.maths.si
 (tolerance/2) makes it a tie; an IFS label weighs 1 − π̄, π̄ the mean hesitation of the two responses
 (:mod:`aggregation.maths.leaderboard`).
 
+**Clusters and style.** Every interval of the leaderboard sums the likelihood's score over a cluster before
+squaring: by default the prompt (items with the same prompt text are one cluster, so the pairs of models compared on
+one prompt count as one piece of evidence), else the item or an item metadata field (:class:`Inputs` ``cluster``;
+the selector states which). With the answers' style features (``response_style``) each source also gets a
+style-controlled fit beside the plain one (:mod:`aggregation.maths.style`), and every fit simultaneous rank intervals
+(:mod:`aggregation.maths.rank_intervals`).
+
 **Prediction-powered figures** (:mod:`aggregation.maths.ppi`) on the items with two responses and a suggestion: the
 share of labels preferring response 1 (stored position 0), response 2 and neither, the mean signed preference, and each
 pair of models' empirical win rate (a tie as half). People's figure per item is the mean over its human labels
@@ -32,7 +39,9 @@ from numpy.typing import NDArray
 
 from aggregation.figures.judgments import TIE, FloatArray, IntArray, Judgments, signed_preferences
 from aggregation.maths import annotator_population, leaderboard, ppi
+from aggregation.maths.rank_intervals import rank_intervals
 from aggregation.maths.signed import preference_sign
+from aggregation.maths.style import FEATURES
 
 BoolArray = NDArray[np.bool_]
 NO_SUGGESTION = -99
@@ -59,6 +68,9 @@ class Inputs:
     llm_preferred: IntArray  # (I,) position, TIE, or NO_SUGGESTION
     sample_probability: FloatArray  # (I,) inclusion probability of the item in the human sample, NaN if not drawn
     criterion: int | None = None  # index into data.criterion_ids; None: criteria combined by their weights
+    cluster: IntArray | None = None  # (I,) the cluster of each item for every interval; None: the item
+    response_style: FloatArray | None = None  # (I, R, F) style feature counts per response; None: no style control
+    prior: float = leaderboard.DEFAULT_PRIOR
 
     @property
     def tie_band(self) -> float:
@@ -113,7 +125,8 @@ def source_comparisons(inputs: Inputs, source: str) -> leaderboard.Comparisons:
     """The comparisons of one source (module docstring)."""
     data = inputs.data
     n_items, n_positions = data.response_ids.shape
-    items, firsts, seconds, signed, hes = [], [], [], [], []
+    items, firsts, seconds, signed, hes, styles = [], [], [], [], [], []
+    cluster = np.arange(n_items) if inputs.cluster is None else inputs.cluster
     if source in ("gold", "llm"):
         position = data.gold if source == "gold" else inputs.llm_preferred
         per_item = _one_hot_scores(np.asarray(position, dtype=np.int64), n_positions)[:, :, None]
@@ -126,14 +139,15 @@ def source_comparisons(inputs: Inputs, source: str) -> leaderboard.Comparisons:
             keep = keep & inputs.slot_blind
         elif source == "human_shown":
             keep = keep & ~inputs.slot_blind
-    index = np.arange(n_items)
     for r, q in _pairs(n_positions):
         a, b = inputs.response_model[:, r], inputs.response_model[:, q]
         s = np.clip((per_item[:, r, :] - per_item[:, q, :]) / 2, -1.0, 1.0)
         h = (pi[:, r, :] + pi[:, q, :]) / 2
         ok = keep & ~np.isnan(s) & (a >= 0)[:, None] & (b >= 0)[:, None] & (a != b)[:, None]
         rows, cols = np.nonzero(ok)
-        items.append(index[rows])
+        items.append(cluster[rows])
+        if inputs.response_style is not None:
+            styles.append(_normalised_difference(inputs.response_style[rows, r], inputs.response_style[rows, q]))
         firsts.append(a[rows])
         seconds.append(b[rows])
         signed.append(s[rows, cols])
@@ -147,7 +161,14 @@ def source_comparisons(inputs: Inputs, source: str) -> leaderboard.Comparisons:
         np.concatenate(signed),
         tie_band=inputs.tie_band,
         hesitation=np.concatenate(hes),
+        covariates=np.concatenate(styles) if styles else None,
     )
+
+
+def _normalised_difference(a: FloatArray, b: FloatArray) -> FloatArray:
+    total = a + b
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, (a - b) / np.where(total > 0, total, 1.0), 0.0)
 
 
 def _interval(ci: FloatArray) -> list[float]:
@@ -174,18 +195,22 @@ def leaderboard_figures(inputs: Inputs, level: float = 0.95) -> dict[str, Any]:
         # Fit on the models this source compares; the others stay out of its table.
         remap = -np.ones(m, dtype=np.int64)
         remap[used] = np.arange(used.size)
-        local = leaderboard.Comparisons(c.item, remap[c.first], remap[c.second], c.outcome, c.weight)
-        fitted = leaderboard.fit(local, int(used.size), level=level)
+        local = c.regrouped(c.item, remap[c.first], remap[c.second])
+        fitted = leaderboard.fit(local, int(used.size), level=level, prior=inputs.prior)
         observed, counts = leaderboard.observed_win_rates(local, int(used.size))
         names = [inputs.models[int(k)] for k in used]
         order = np.argsort(-fitted.strength, kind="stable")
+        ranks = rank_intervals(fitted.strength, fitted.covariance, level=level)
         entry.update(
             items=fitted.items,
+            clusters=fitted.items,
+            prior=inputs.prior,
             tie=fitted.tie,
             method="Davidson (ties)" if fitted.tie > 0 else "Bradley-Terry",
             rows=[
                 {
                     "rank": rank + 1,
+                    "rank_ci": [int(ranks.lower[k]), int(ranks.upper[k])],
                     "model": names[k],
                     "strength": float(fitted.strength[k]),
                     "strength_ci": _interval(fitted.strength_ci[k]),
@@ -194,6 +219,7 @@ def leaderboard_figures(inputs: Inputs, level: float = 0.95) -> dict[str, Any]:
                 }
                 for rank, k in enumerate(order)
             ],
+            style_controlled=_style_controlled(local, names, level, inputs.prior),
             matrix={
                 "models": [names[k] for k in order],
                 "win_rate": [[_optional(fitted.win_rate[a, b]) for b in order] for a in order],
@@ -206,6 +232,37 @@ def leaderboard_figures(inputs: Inputs, level: float = 0.95) -> dict[str, Any]:
         )
         out[source] = entry
     return out
+
+
+def _style_controlled(
+    local: leaderboard.Comparisons, names: list[str], level: float, prior: float
+) -> dict[str, Any] | None:
+    """The fit with the answers' style differences as covariates: strengths as if every answer looked the same,
+    and each style effect with its interval. None without style features, or where a feature never varies."""
+    z = local.covariates
+    if z is None:
+        return None
+    varies = np.ptp(z, axis=0) > 0
+    if not varies.any():
+        return None
+    fitted = leaderboard.fit(local, len(names), level=level, prior=prior, covariates=z[:, varies])
+    order = np.argsort(-fitted.strength, kind="stable")
+    features = [f for f, kept in zip(FEATURES, varies, strict=True) if kept]
+    return {
+        "rows": [
+            {
+                "rank": rank + 1,
+                "model": names[k],
+                "strength": float(fitted.strength[k]),
+                "strength_ci": _interval(fitted.strength_ci[k]),
+            }
+            for rank, k in enumerate(order)
+        ],
+        "effects": [
+            {"feature": feature, "effect": float(fitted.style[j]), "effect_ci": _interval(fitted.style_ci[j])}
+            for j, feature in enumerate(features)
+        ],
+    }
 
 
 def _optional(x: float) -> float | None:

@@ -5,7 +5,7 @@ agreement), its CSV and SVG downloads, and the JSON API. Every view reaches the 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
@@ -19,8 +19,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from aggregation.conclusions.selectors import SAMPLES, Sample, conclusions_get_for_lead
+from aggregation.conclusions.selectors import SAMPLES, Sample, check_cluster, check_prior, conclusions_get_for_lead
 from aggregation.figures import svg
+from aggregation.maths.leaderboard import DEFAULT_PRIOR
 from config.csv_safe import csv_lines
 from config.input_limits import whole_number
 from projects.models import Project
@@ -28,22 +29,40 @@ from projects.models import Project
 CSV_COLUMNS = ("table", "source", "figure", "model", "opponent", "value", "ci_low", "ci_high", "n", "method", "extra")
 
 
-def _query(params: QueryDict) -> tuple[int | None, Sample]:
-    """``criterion`` (a criterion id) and ``sample`` from the query string; a bad value is a 404 on pages."""
+class _Query(NamedTuple):
+    criterion_id: int | None
+    sample: Sample
+    cluster: str
+    prior: float
+
+
+def _query(params: QueryDict) -> _Query:
+    """``criterion`` (a criterion id), ``sample``, ``cluster`` and ``prior`` from the query string, or ValueError
+    naming the parameter and what it takes."""
     criterion = params.get("criterion") or None
     sample = params.get("sample") or "blind"
     if sample not in SAMPLES:
-        raise Http404("No such sample.")
+        raise ValueError(f"sample: one of {', '.join(SAMPLES)}.")
     criterion_id = whole_number(criterion) if criterion is not None else None
     if criterion is not None and criterion_id is None:
-        raise Http404("No such criterion.")
-    return criterion_id, sample
+        raise ValueError("criterion: a criterion id.")
+    cluster = check_cluster(params.get("cluster") or "prompt")
+    raw_prior = params.get("prior")
+    try:
+        number = float(raw_prior) if raw_prior else DEFAULT_PRIOR
+    except ValueError:
+        number = -1.0  # not a number: refused by check_prior, with its sentence
+    prior = check_prior(number)
+    return _Query(criterion_id, sample, cluster, prior)
 
 
 def _figures(request: HttpRequest, project_id: int) -> tuple[Project, dict[str, Any]]:
-    """The figures the page's query string asks for (criterion, sample), for a lead of the project."""
-    criterion, sample = _query(request.GET)
-    return conclusions_get_for_lead(user=request.user, project_id=project_id, criterion_id=criterion, sample=sample)
+    """The figures the page's query string asks for, for a lead of the project; a bad parameter is a 404 on pages."""
+    try:
+        query = _query(request.GET)
+    except ValueError as bad:
+        raise Http404(str(bad)) from bad
+    return conclusions_get_for_lead(user=request.user, project_id=project_id, **query._asdict())
 
 
 def leaderboard_plot(figures: dict[str, Any]) -> str:
@@ -71,8 +90,35 @@ def csv_rows(figures: dict[str, Any]) -> Iterator[dict[str, Any]]:
                     "ci_high": high,
                     "n": entry["comparisons"],
                     "method": entry["method"],
-                    "extra": f"items={entry['items']}",
+                    "extra": (
+                        f"clusters={entry['clusters']}; cluster={figures['cluster']}; prior={entry['prior']}; "
+                        f"rank={row['rank']}; rank_ci={row['rank_ci'][0]}-{row['rank_ci'][1]}"
+                    ),
                 }
+        styled = entry.get("style_controlled")
+        for row in styled["rows"] if styled else []:
+            yield {
+                "table": "leaderboard_style_controlled",
+                "source": source,
+                "figure": "strength",
+                "model": row["model"],
+                "value": row["strength"],
+                "ci_low": row["strength_ci"][0],
+                "ci_high": row["strength_ci"][1],
+                "n": entry["comparisons"],
+                "method": entry["method"],
+            }
+        for effect in styled["effects"] if styled else []:
+            yield {
+                "table": "style_effect",
+                "source": source,
+                "figure": effect["feature"],
+                "value": effect["effect"],
+                "ci_low": effect["effect_ci"][0],
+                "ci_high": effect["effect_ci"][1],
+                "n": entry["comparisons"],
+                "method": entry["method"],
+            }
         matrix = entry.get("matrix")
         if matrix:
             for a, model in enumerate(matrix["models"]):
@@ -160,7 +206,9 @@ def conclusions_svg(request: HttpRequest, project_id: int) -> HttpResponse:
 
 class ConclusionsApi(APIView):
     """The model leaderboard per source of labels (people: all, blind, shown; gold; the LLM's suggestions):
-    Davidson/Bradley-Terry strengths, mean win rates and the win-rate matrix with 95 % intervals clustered by item;
+    Davidson/Bradley-Terry strengths with simultaneous rank intervals, a style-controlled fit (length and markdown as
+    covariates) with each style effect, mean win rates and the win-rate matrix with 95 % intervals clustered by
+    ``cluster`` (the prompt by default);
     the prediction-powered dataset figures (PPI++, inclusion-weighted) beside the human-only and LLM-only ones with
     the effective number of human labels; and human-human agreement with the item interval and the
     annotator-population interval. ``format=csv`` gives the same as CSV. Leads only."""
@@ -172,6 +220,17 @@ class ConclusionsApi(APIView):
         parameters=[
             OpenApiParameter("criterion", int, description="A criterion id; default: criteria combined."),
             OpenApiParameter("sample", str, enum=list(SAMPLES), description="The human sample for PPI."),
+            OpenApiParameter(
+                "cluster",
+                str,
+                description="What the leaderboard's intervals treat as independent: prompt (default: items with the "
+                "same prompt text are one cluster), item, or metadata:<field>.",
+            ),
+            OpenApiParameter(
+                "prior",
+                float,
+                description=f"The strengths' Gaussian prior (default {DEFAULT_PRIOR}; 0: plain maximum likelihood).",
+            ),
             OpenApiParameter("format", str, enum=["json", "csv"]),
         ],
         responses={
@@ -180,23 +239,15 @@ class ConclusionsApi(APIView):
         },
     )
     def get(self, request: Request, project_id: int) -> HttpResponse:
-        params = request.query_params
-        sample = params.get("sample") or "blind"
-        criterion = params.get("criterion") or None
-        output = params.get("format") or "json"
-        if sample not in SAMPLES:
-            raise ValidationError({"sample": f"One of {', '.join(SAMPLES)}."})
-        criterion_id = whole_number(criterion) if criterion is not None else None
-        if criterion is not None and criterion_id is None:
-            raise ValidationError({"criterion": "A criterion id."})
+        output = request.query_params.get("format") or "json"
         if output not in ("json", "csv"):
             raise ValidationError({"format": "json or csv."})
-        project, figures = conclusions_get_for_lead(
-            user=request.user,
-            project_id=project_id,
-            criterion_id=criterion_id,
-            sample=sample,
-        )
+        try:
+            query = _query(request.query_params)
+        except ValueError as bad:
+            name, _, reason = str(bad).partition(": ")
+            raise ValidationError({name: reason}) from bad
+        project, figures = conclusions_get_for_lead(user=request.user, project_id=project_id, **query._asdict())
         if output == "csv":
             response = HttpResponse("".join(csv_lines(CSV_COLUMNS, csv_rows(figures))), content_type="text/csv")
             response["Content-Disposition"] = f'attachment; filename="{project.slug}-conclusions.csv"'

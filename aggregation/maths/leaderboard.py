@@ -68,13 +68,21 @@ class Comparisons:
     second: IntArray
     outcome: IntArray  # WIN, TIE or LOSS for ``first``
     weight: FloatArray
+    # Per comparison, the style differences of the two answers (first − second), for style control; or None.
+    covariates: FloatArray | None = None
 
     def __len__(self) -> int:
         return int(self.item.size)
 
     def subset(self, keep: ArrayLike) -> Comparisons:
         k = np.asarray(keep)
-        return Comparisons(self.item[k], self.first[k], self.second[k], self.outcome[k], self.weight[k])
+        z = None if self.covariates is None else self.covariates[k]
+        return Comparisons(self.item[k], self.first[k], self.second[k], self.outcome[k], self.weight[k], z)
+
+    def regrouped(self, item: ArrayLike, first: ArrayLike, second: ArrayLike) -> Comparisons:
+        """The same comparisons with other cluster and model indices (a subset's models renumbered, say)."""
+        i, a, b = (np.asarray(x, dtype=np.int64) for x in (item, first, second))
+        return Comparisons(i, a, b, self.outcome, self.weight, self.covariates)
 
 
 def comparisons_from_signed(
@@ -85,6 +93,7 @@ def comparisons_from_signed(
     *,
     tie_band: float,
     hesitation: ArrayLike | None = None,
+    covariates: ArrayLike | None = None,
 ) -> Comparisons:
     """Comparisons from signed preferences (module docstring): |s| < ``tie_band`` is a tie, else a win for the side
     s favours; weight 1 − ``hesitation`` (clipped to [0, 1]) when given, else 1. Rows with NaN s, the same model on
@@ -104,7 +113,10 @@ def comparisons_from_signed(
         raise ValueError("hesitation needs one entry per label")
     outcome = np.where(np.abs(s) < tie_band, TIE, np.where(s > 0, WIN, LOSS)).astype(np.int64)
     keep = ~np.isnan(s) & (a != b) & (a >= 0) & (b >= 0) & (w > 0)
-    return Comparisons(i[keep], a[keep], b[keep], outcome[keep], w[keep].astype(np.float64))
+    z = _covariates(covariates, s.size)
+    return Comparisons(
+        i[keep], a[keep], b[keep], outcome[keep], w[keep].astype(np.float64), None if z is None else z[keep]
+    )
 
 
 @dataclass(frozen=True)
