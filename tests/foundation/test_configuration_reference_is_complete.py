@@ -23,8 +23,11 @@ def test_the_reader_finds_the_settings_it_should():
 
 
 def test_every_variable_the_code_reads_is_documented():
-    undocumented = sorted(set(settings_read()) - documented_settings())
-    assert not undocumented, f"read by the code, missing from docs/configuration.md: {undocumented}"
+    read = settings_read()
+    undocumented = sorted(set(read) - documented_settings())
+    # Rows to paste into the reference, with the default the code gives (say what it means).
+    rows = "\n".join(f"| `{n}` | {_as_written(read[n].default)} | (read in {read[n].where}) |" for n in undocumented)
+    assert not undocumented, f"read by the code, missing from docs/configuration.md:\n{rows}"
 
 
 def test_every_documented_variable_is_read_by_the_code():
