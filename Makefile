@@ -1,14 +1,16 @@
-# Penumbra. `make demo` runs it on the embedded default; `make test` runs lint, import floors, types and the tests.
+# Penumbra. `make demo` runs it on the embedded default; `make test` runs lint, import floors, types, the docs site's
+# strict build and the tests; `make docs` serves the docs site.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
+DOCS_PORT ?= 8001
 # Two workers: this project's machines have two cores.
 PYTEST_WORKERS ?= 2
 # mypy checks every module of the apps; pyproject.toml ([tool.mypy] files) says which.
 
-.PHONY: demo test lint typecheck pytest pytest-plain run worker beat migrate clean benchmarks
+.PHONY: demo test lint typecheck docs docs-build pytest pytest-plain run worker beat migrate clean benchmarks
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +50,14 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy
 
+# The documentation site (mkdocs.yml): served with live reload, or built with every warning (a broken link, a missing
+# picture) an error.
+docs: $(VENV)/.dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr $(HOST):$(DOCS_PORT)
+
+docs-build: $(VENV)/.dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 pytest: $(VENV)/.dev
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
@@ -58,10 +68,10 @@ pytest-plain: $(VENV)/.dev
 	PENUMBRA_FAST_PATHS=0 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q tests/annotation tests/foundation \
 		-m "not browser and not redis and not slow"
 
-test: lint typecheck pytest pytest-plain
+test: lint typecheck docs-build pytest pytest-plain
 
 benchmarks: $(VENV)/.dev
 	$(BIN)/python benchmarks/aggregate.py
 
 clean:
-	rm -rf $(VENV) var staticfiles test-artifacts .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) var staticfiles site test-artifacts .pytest_cache .mypy_cache .ruff_cache

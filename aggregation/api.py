@@ -187,7 +187,7 @@ class AnnotatorAggregateSerializer(serializers.ModelSerializer):
     weight_reason = serializers.CharField(
         allow_null=True,
         help_text="Null when the weight is shown; else what it needs (weight, agreement and consensus weight are null "
-        "until then: see the minimums in the README).",
+        "until then: see the minimums in docs/guides/maths.md).",
     )
 
     class Meta:

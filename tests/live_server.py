@@ -15,8 +15,8 @@ from django.core.management import call_command
 from tests.processes import shared_redis_url
 from tests.stack import Stack, penumbra_stack
 
-# Plain synchronous workers: these modules test the API, the client and the README, not the deployed server settings
-# (the fault tests start those).
+# Plain synchronous workers: these modules test the API, the client and the API guide's walk-through, not the
+# deployed server settings (the fault tests start those).
 GUNICORN = ("config.wsgi:application", "--workers", "2")
 
 

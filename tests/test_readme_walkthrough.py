@@ -1,7 +1,8 @@
-"""The README's walk-through, run as typed: its marked blocks (curl and the Python client) against a live server.
+"""The API guide's walk-through, run as typed: its marked blocks (curl and the Python client) against a live server.
 
-Each block follows a ``<!-- readme-test: NAME -->`` line in the README. They run in a scratch folder where ``.venv``
-and ``manage.py`` are the repository's (as in a checkout), with the demo's address replaced by the live server's.
+Each block follows a ``<!-- docs-test: NAME -->`` line in docs/guides/api.md (the README links there). They run in a
+scratch folder where ``.venv`` and ``manage.py`` are the repository's (as in a checkout), with the demo's address
+replaced by the live server's.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ pytestmark = [
     pytest.mark.xdist_group("readme-live-server"),
 ]
 DEMO_URL = "http://127.0.0.1:8000"
-BLOCK = re.compile(r"<!-- readme-test: (?P<name>[\w-]+) -->\s*```(?P<lang>\w+)\n(?P<code>.*?)```", re.DOTALL)
+WALKTHROUGH = ROOT / "docs" / "guides" / "api.md"
+BLOCK = re.compile(r"<!-- docs-test: (?P<name>[\w-]+) -->\s*```(?P<lang>\w+)\n(?P<code>.*?)```", re.DOTALL)
 EXPECTED_DPO = {
     ("Why does ice float on water?", "It is less dense than liquid water.", "It is cold."),
     ("Name a prime number between 20 and 30.", "23", "21"),
@@ -32,7 +34,7 @@ EXPECTED_DPO = {
 
 
 def readme_blocks() -> dict[str, str]:
-    return {m["name"]: m["code"] for m in BLOCK.finditer((ROOT / "README.md").read_text())}
+    return {m["name"]: m["code"] for m in BLOCK.finditer(WALKTHROUGH.read_text())}
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +60,7 @@ def _dpo(path: Path) -> set[tuple[str, str, str]]:
     return {(r["prompt"], r["chosen"], r["rejected"]) for r in map(json.loads, path.read_text().splitlines())}
 
 
-def test_the_readme_marks_the_blocks_it_runs():
+def test_the_api_guide_marks_the_blocks_it_runs():
     assert set(readme_blocks()) == {"files", "curl", "python"}
     assert "python manage.py" not in readme_blocks()["curl"].replace(".venv/bin/python manage.py", "")
 

@@ -1,5 +1,6 @@
-"""The README's walk-throughs one after the other on one server, as a reader would run them: the curl walk-through,
-then the Python client's twice (each run makes its own project; imported annotator names are each project's own)."""
+"""The API guide's walk-throughs (docs/guides/api.md) one after the other on one server, as a reader would run
+them: the curl walk-through, then the Python client's twice (each run makes its own project and imports the same
+labels.jsonl: imported annotator names are each project's own, so alice and bob are never refused)."""
 
 from __future__ import annotations
 

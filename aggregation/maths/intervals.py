@@ -33,7 +33,7 @@ for the gap near the handoff threshold), and the closed forms below cover 94-96 
 At 20 items per figure (tests/maths/small_project_simulation.py) every interval covers 93.7-96.5 % except at the
 top edge of [0, 1]: model vs gold at 0.97 (97.7 %, binomial discreteness: no interval lands between 88 % and 97.9 %
 there), shown agreement at 0.93 and nominal α at 0.76 (97.1-97.4 %, all misses above the truth: 20 clustered items
-cannot lift an honest lower limit past it). The README has the table and the alternatives measured.
+cannot lift an honest lower limit past it). docs/guides/conclusions.md has the table and the alternatives measured.
 """
 
 from __future__ import annotations

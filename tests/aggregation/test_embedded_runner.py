@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import threading
-import time
 
 from aggregation import embedded, services
 
 
 def test_the_thread_recomputes_items_then_the_project_once_per_burst(monkeypatch, request):
     calls: list[tuple[str, int, tuple[int, ...]]] = []
+    taken = threading.Event()
     release = threading.Event()
     done = threading.Event()
 
     def items(*, project_id, item_ids):
+        taken.set()  # the thread has taken this batch off the runner
         release.wait(5)  # hold the thread so a burst piles up behind it
         calls.append(("items", project_id, tuple(item_ids)))
 
@@ -29,7 +30,7 @@ def test_the_thread_recomputes_items_then_the_project_once_per_burst(monkeypatch
     request.addfinalizer(runner.stop)
 
     runner.submit(7, [1])
-    time.sleep(0.2)
+    assert taken.wait(5)  # not a guess: the next submits must come after the thread took the first one
     runner.submit(7, [2])
     runner.submit(7, [3, 2])
     release.set()

@@ -187,7 +187,7 @@ def _spec(mode: str, actions: list[list[Any]], **overrides: Any) -> dict[str, An
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(spec=projects())
-# The README tour's first save: one annotator, one label, figures computed, nothing to agree on yet.
+# The demo tour's first save: one annotator, one label, figures computed, nothing to agree on yet.
 @example(spec=_spec(Project.Mode.BINARY, [[0], [None]]))
 @example(spec=_spec(Project.Mode.IFS, [[0, None], [None, 1]]))
 @example(spec=_spec(Project.Mode.LIKERT, [[SKIP, SKIP]]))

@@ -97,8 +97,10 @@ def test_the_index_reaches_every_section_and_folds_are_remembered(live_server, p
     page.wait_for_function("() => document.querySelector('#review .dash-fold') !== null", timeout=5_000)
     assert page.locator("#review").evaluate("(s) => s.classList.contains('is-folded')")
     assert page.locator("#progress").evaluate("(s) => !s.classList.contains('is-folded')")
-    # After the figures refresh themselves, the fold is applied again.
-    page.wait_for_timeout(11_000)
+    # After the figures refresh themselves (htmx swaps in a new #dashboard-figures every 10 s), the fold is applied
+    # again. The old element is marked, so the wait ends when a new one replaced it, however late the poll comes.
+    page.locator("#dashboard-figures").evaluate("e => { e.dataset.before = 'refresh'; }")
+    page.wait_for_function("() => !document.querySelector('#dashboard-figures').dataset.before", timeout=30_000)
     page.wait_for_function("() => document.querySelector('#review .dash-fold') !== null", timeout=5_000)
     assert page.locator("#review").evaluate("(s) => s.classList.contains('is-folded')")
     # An index link unfolds a folded section.

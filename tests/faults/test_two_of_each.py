@@ -43,6 +43,12 @@ def _runs(logs: list[str], project_id: int) -> list[tuple[datetime, datetime]]:
     return sorted(runs)
 
 
+def _open_run(log: str, project_id: int) -> bool:
+    """Whether the log's last recompute of the project started and has not finished yet."""
+    events = [what for _stamp, project, what in RUN.findall(log) if int(project) == project_id]
+    return bool(events) and events[-1] == "started"
+
+
 def _figures(project_id: int) -> dict[str, object]:
     items = {
         row["item_id"]: tuple(round(v, 9) if isinstance(v, float) else v for k, v in row.items() if k != "item_id")
@@ -84,8 +90,18 @@ def test_two_web_processes_and_two_workers_share_the_work(transactional_db, tmp_
         )
         jobs = list(Job.objects.filter(pk__in=job_ids).values_list("status", "attempts"))
         assert jobs == [(Job.Status.DONE, 1)] * JOBS, f"every job once: {jobs}"
-        time.sleep(1)  # a run the last save scheduled may still be writing
-        logs = [worker.log_path.read_text(errors="replace") for worker in stack.workers]
+
+        # The figures are fresh, but a run the last save scheduled may still be writing: wait until every run a
+        # worker logged as started has logged its end.
+        def logs_read() -> list[str]:
+            return [worker.log_path.read_text(errors="replace") for worker in stack.workers]
+
+        wait_for(
+            lambda: not any(_open_run(log, project.pk) for log in logs_read()),
+            "every project recompute finished",
+            stack.logs,
+        )
+        logs = logs_read()
 
     runs = _runs(logs, project.pk)
     assert len(runs) >= 2, "the workers never recomputed the project"

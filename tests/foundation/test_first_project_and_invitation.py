@@ -1,4 +1,4 @@
-"""From nothing to a first project with an invited annotator, with the commands the README gives for production."""
+"""From nothing to a first project with an invited annotator, with the commands docs/guides/operations.md gives."""
 
 from __future__ import annotations
 

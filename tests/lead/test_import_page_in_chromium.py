@@ -50,6 +50,9 @@ def _dry_run(live_server, page, project, text: str):
     page.goto(live_server.url + reverse("dashboard", kwargs={"project_id": project.pk}))
     page.click("nav.dash-tabs >> text=Import")
     page.wait_for_selector("#import-form")
+    # import.js is deferred: it listens for the drop only once it has run, which is before DOMContentLoaded. The form
+    # can be in the page earlier, and a drop then falls on no listener (seen under load in CI).
+    page.wait_for_load_state("domcontentloaded")
     page.evaluate(_DROP, ["items.jsonl", text])
     assert "items.jsonl" in page.inner_text("#import-file-name")
     before = set(Job.objects.filter(project=project).values_list("pk", flat=True))

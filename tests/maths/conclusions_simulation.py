@@ -17,8 +17,8 @@ annotator-population interval of human-human agreement. Each checks that 95 % in
   a tie habit; every project draws 8 of them and 150 items, each labelled by 3 of the 8. Truth: the chance that
   two annotators drawn from the pool agree on a random item, by Monte Carlo over 2,000,000 pairs.
 
-``.venv/bin/python -m tests.maths.conclusions_simulation --runs 1000`` prints the coverage table (the README keeps
-it); every run is seeded from (seed, run), so any run can be replayed alone.
+``.venv/bin/python -m tests.maths.conclusions_simulation --runs 1000`` prints the coverage table
+(docs/guides/conclusions.md keeps it); every run is seeded from (seed, run), so any run can be replayed alone.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ the choice, the worker, the confidence).
   comparisons where people prefer the first summary is estimated from them, with and without the rule's help, then
   compared with the value from all of people's labels.
 
-``.venv/bin/python -m tests.maths.real_data_example`` prints it (the README keeps the output).
+``.venv/bin/python -m tests.maths.real_data_example`` prints it (docs/guides/conclusions.md keeps the output).
 """
 
 from __future__ import annotations

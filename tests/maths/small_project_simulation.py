@@ -7,8 +7,8 @@ each human-human figure rest on exactly 20 items, the anchoring gap on 20 + 20, 
 (pairwise shares, Krippendorff's α) are computed on the 20 blind items. Two agreement levels: moderate (blind
 ≈ 0.66) and near the handoff threshold (blind ≈ 0.91), where the proportion intervals over-covered.
 
-``.venv/bin/python -m tests.maths.small_project_simulation --runs 1000`` prints the coverage table (the README keeps
-it); ``--items`` changes the 20.
+``.venv/bin/python -m tests.maths.small_project_simulation --runs 1000`` prints the coverage table
+(docs/guides/conclusions.md keeps it); ``--items`` changes the 20.
 """
 
 from __future__ import annotations

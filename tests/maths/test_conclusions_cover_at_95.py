@@ -1,8 +1,8 @@
 """The conclusions figures' 95 % intervals cover the truth in simulated projects (tests/maths/conclusions_simulation.py;
-the 1,000-run table is in the README). A smaller run here, with bounds wide enough for its Monte-Carlo error and
-narrow enough that a broken interval fails: the leaderboard's strengths and win rates, the prediction-powered
-figures with a good and with a length-biased judge, and the annotator-population interval, beside today's item
-interval, which must visibly miss when annotators are drawn per project.
+the 1,000-run table is in docs/guides/conclusions.md). A smaller run here, with bounds wide enough for its
+Monte-Carlo error and narrow enough that a broken interval fails: the leaderboard's strengths and win rates, the
+prediction-powered figures with a good and with a length-biased judge, and the annotator-population interval, beside
+today's item interval, which must visibly miss when annotators are drawn per project.
 
 Monte-Carlo standard error of a coverage near 0.95 from 200 runs: 1.5 %; the bounds 0.91-0.985 sit 2.5 and more
 standard errors away, while an interval that ignored the clustering (or the annotators) covers 70-88 %.

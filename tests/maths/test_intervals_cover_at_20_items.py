@@ -1,6 +1,6 @@
 """At 20 items per figure every reported 95 % interval covers the truth within the issue's 93.5-97 %, or misses that
-band only where no interval can do better (tests/maths/small_project_simulation.py; the 4,000-run table is in the
-README).
+band only where no interval can do better (tests/maths/small_project_simulation.py; the 4,000-run table is in
+docs/guides/conclusions.md).
 
 1,000 simulated projects per scenario: Monte-Carlo standard error of a coverage near 0.95 is 0.7 %. The bounds
 0.92-0.985 sit 2.5 and more standard errors from every value measured on 4,000 projects, while an interval that

@@ -1,5 +1,6 @@
-"""The README's backup and restore commands work: ``pg_dump -Fc`` of a database holding a labelled project, restored
-with ``pg_restore`` into a fresh database, gives back every table row for row (the digest of tests/snapshots.py).
+"""The backup and restore commands of docs/guides/operations.md work: ``pg_dump -Fc`` of a database holding a
+labelled project, restored with ``pg_restore`` into a fresh database, gives back every table row for row (the
+digest of tests/snapshots.py).
 
 Real pg_dump and pg_restore against the test PostgreSQL; the data is committed first (a transactional test), since a
 dump sees only committed rows.
@@ -51,7 +52,7 @@ def test_a_dump_restores_into_a_fresh_database_unchanged(tmp_path: Path, project
     dump = tmp_path / "penumbra.dump"
     restored_name = f"{source['NAME']}_restored"
 
-    # The README's commands, with the stack's names replaced by the test database's.
+    # The guide's commands, with the stack's names replaced by the test database's.
     subprocess.run(["pg_dump", "-Fc", "-d", source["NAME"], "-f", str(dump)], env=env, check=True, timeout=120)
     with connection.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{restored_name}"')

@@ -1,0 +1,51 @@
+"""The documentation's pictures: every one a page shows is there, every one is made by the browser test that drives
+the real pages (so none goes stale), and every guide has at least one."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+GUIDES = sorted((ROOT / "docs" / "guides").glob("*.md"))
+SCREENSHOTS_TEST = ROOT / "tests" / "browser" / "test_docs_screenshots.py"
+#: Guides with nothing on a page to show, and why.
+TEXT_ONLY = {
+    "operations.md": "commands and a server's settings: nothing of it is on a page",
+}
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def pictures(page: Path) -> list[Path]:
+    return [(page.parent / target).resolve() for target in IMAGE.findall(page.read_text())]
+
+
+def test_every_picture_a_page_shows_exists():
+    missing = [f"{page.relative_to(ROOT)}: {p}" for page in PAGES for p in pictures(page) if not p.is_file()]
+    assert not missing, missing
+
+
+def test_every_picture_is_made_by_the_browser_test():
+    test = SCREENSHOTS_TEST.read_text()
+    shown = {p.stem for page in PAGES for p in pictures(page)}
+    assert shown, "no page shows a picture"
+    unmade = sorted(name for name in shown if f'"{name}"' not in test)  # the test names each file it writes
+    assert not unmade, f"pictures {SCREENSHOTS_TEST.name} does not make: {unmade}"
+
+
+def test_every_guide_has_a_picture():
+    assert GUIDES
+    without = [g.name for g in GUIDES if not pictures(g) and g.name not in TEXT_ONLY]
+    assert not without, f"guides without a picture (add one to {SCREENSHOTS_TEST.name}, or say why in TEXT_ONLY)"
+
+
+def test_the_readme_starts_with_the_two_commands():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert lines[2:6] == [
+        "```sh",
+        "make demo    # virtualenv, install, migrate, seed the demo project, serve it at http://127.0.0.1:8000/",
+        "make test    # lint (ruff), types (mypy), migrations check, the whole test suite",
+        "```",
+    ]
+    assert len(lines) <= 200
