@@ -70,11 +70,13 @@ SKILL = np.array([0.75, 0.8, 0.85, 0.88, 0.9])
 EPSILON = 0.2
 
 
-def _alt_world(rng: np.random.Generator, items: int, model_accuracy: float, per_item: int = 3):
+def _alt_world(
+    rng: np.random.Generator, items: int, model_accuracy: float, per_item: int = 3, skill: np.ndarray = SKILL
+):
     truth = rng.integers(0, 2, items)
-    who = np.argsort(rng.random((items, SKILL.size)), axis=1)[:, :per_item]
-    right = rng.random((items, per_item)) < SKILL[who]
-    labels = np.full((items, SKILL.size), np.nan)
+    who = np.argsort(rng.random((items, skill.size)), axis=1)[:, :per_item]
+    right = rng.random((items, per_item)) < skill[who]
+    labels = np.full((items, skill.size), np.nan)
     np.put_along_axis(labels, who, np.where(right, truth[:, None], 1 - truth[:, None]).astype(float), axis=1)
     model = np.where(rng.random(items) < model_accuracy, truth, 1 - truth).astype(float)
     return labels, model
@@ -192,9 +194,12 @@ def hundred_labels_run(seed: int, run: int) -> dict[str, float]:
     q = np.where(conf >= 0.75, 0.05, 0.40)
     loss = (rng.random(n) < q).astype(np.float64)
     sr = selective_risk.selective_risk(loss, conf, np.full(n, 0.25), target=0.1)
-    # No worse than human: 100 labels = 34 items × 3 of 5 annotators (about 20 items each).
+    sr20 = selective_risk.selective_risk(loss, conf, np.full(n, 0.25), target=0.2)
+    # No worse than human: 100 labels = 34 items × 3 of 5 annotators (about 20 items each), or 50 items × 2 of 3.
     labels, model = _alt_world(rng, 34, 0.9)
     at = alt_test.alt_test(labels, model, epsilon=EPSILON)
+    labels3, model3 = _alt_world(rng, 50, 0.9, per_item=2, skill=SKILL[-3:])
+    at3 = alt_test.alt_test(labels3, model3, epsilon=EPSILON)
     # Distributional: 100 labels = 25 items × 4 people, or 50 items × 2.
     dist4 = distributional.distributional(*_ifs_world(rng, 25, 0.0), seed=run)
     pm, pn, mm, mn = _ifs_world(rng, 50, 0.0)
@@ -202,7 +207,10 @@ def hundred_labels_run(seed: int, run: int) -> dict[str, float]:
     return {
         "selective_risk_holds": float(sr.verdict == "holds"),
         "selective_risk_withheld": float(sr.verdict == "withheld"),
-        "alt_test_withheld": float(at.verdict == "withheld"),
+        "selective_risk_at_0.2_holds": float(sr20.verdict == "holds"),
+        "alt_test_34x3_of_5_withheld": float(at.verdict == "withheld"),
+        "alt_test_50x2_of_3_withheld": float(at3.verdict == "withheld"),
+        "alt_test_50x2_of_3_holds": float(at3.verdict == "holds"),
         "distributional_25x4_withheld": float(dist4.verdict == "withheld"),
         "distributional_50x2_holds": float(dist2.verdict == "holds"),
     }
