@@ -85,11 +85,15 @@ def no_worse_than_human_figure(project: Project) -> dict[str, Any]:
 
 
 def _people_values(project: Project, item_ids: list[int], width: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """(items, people, responses) arrays of each blind person's criterion-weighted μ and ν (NaN where a person
+    did not value every criterion of a response)."""
     weights = dict(project.criteria.values_list("id", "weight"))
     total = sum(weights.values()) or 1.0
-    rows = (
+    rows = list(
         JudgmentValue.objects.filter(
-            annotation__project=project, annotation__item_id__in=item_ids, annotation__suggestion_shown=False
+            annotation__project=project,
+            annotation__suggestion_shown=False,
+            annotation__item__suggestion__status=Suggestion.Status.OK,
         )
         .values_list(
             "annotation__item_id", "annotation__annotator_id", "response__position", "criterion_id", "mu", "nu"
@@ -103,7 +107,7 @@ def _people_values(project: Project, item_ids: list[int], width: int) -> tuple[n
     nu = np.zeros_like(mu)
     seen = np.zeros_like(mu)
     for item_id, person, position, criterion, m, n in rows:
-        if position >= width:
+        if position >= width or item_id not in item_of:
             continue
         w = weights.get(criterion, 0.0) / total
         at = (item_of[item_id], person_of[person], position)
