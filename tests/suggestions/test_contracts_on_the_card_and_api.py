@@ -46,9 +46,7 @@ def test_the_certification_sample_gives_selective_risk_and_the_api_a_budget(lead
     label_requests_draw(project=project, kind="calibration", size=40, labels_per_item=1, by_confidence=True)
     _answer(project, "calibration", set())
     label_requests_draw(project=project, kind="certification", size=120, labels_per_item=1)
-    drawn = sorted(
-        LabelRequest.objects.filter(project=project, kind="certification").values_list("item_id", flat=True)
-    )
+    drawn = sorted(LabelRequest.objects.filter(project=project, kind="certification").values_list("item_id", flat=True))
     _answer(project, "certification", {drawn[0]})  # 1 of 120 disagrees with the model
     contracts = labeling_figures_recompute(project_id=project.pk)["contracts"]
 
