@@ -73,8 +73,8 @@ def hesitation_pairs(*, project: Project) -> dict[str, np.ndarray]:
     preferred = preferred_response(scores, tolerance=project.tie_tolerance, axis=1)
     keep = preferred != UNDEFINED
     by_item: dict[int, list[int]] = defaultdict(list)
-    for k in np.flatnonzero(keep):
-        by_item[int(item[k])].append(int(k))
+    for row in np.flatnonzero(keep).tolist():
+        by_item[int(item[row])].append(row)
     disagreement = np.full(len(ids), np.nan)
     for members in by_item.values():
         if len(members) < 2:
