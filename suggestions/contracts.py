@@ -57,8 +57,13 @@ def selective_risk_figure(rows: list[dict[str, Any]], *, target: float) -> dict[
                 "or calibration draw yet", "sentence": "", "n": 0}  # fmt: skip
     grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for row in evidence:
-        grouped[row["item_id"]].append(row)
+        # A request without a recorded inclusion probability says nothing about the population it was drawn from.
+        if row["inclusion_probability"] and 0 < row["inclusion_probability"] <= 1:
+            grouped[row["item_id"]].append(row)
     items = list(grouped.values())
+    if not items:
+        return {"contract": "selective_risk", "verdict": "withheld", "reason": "no blind answer has a recorded "
+                "inclusion probability", "sentence": "", "n": 0}  # fmt: skip
     loss = [np.mean([r["final_preferred"] != r["machine_preferred"] for r in answers]) for answers in items]
     confidence = [np.nan if a[0]["confidence"] is None else a[0]["confidence"] for a in items]
     probability = [a[0]["inclusion_probability"] for a in items]
