@@ -22,6 +22,7 @@ from aggregation.exports.card import export_card
 from aggregation.exports.options import FORMATS, MAX_MIN_ANNOTATORS, PAIRS, TIES, ExportOptions
 from aggregation.exports.stream import export_filename, export_lines
 from aggregation.exports.tasks import export_job_start
+from aggregation.hesitation import hesitation_for_lead
 from aggregation.maths import minimums
 from aggregation.models import AnnotatorAggregate, ItemAggregate, ProjectAggregate, Provenance
 from aggregation.selectors import (
@@ -156,6 +157,20 @@ class StatsApi(APIView):
     def get(self, request: Request, project_id: int) -> Response:
         project, aggregate = project_aggregate_for_lead(user=request.user, project_id=project_id)
         return Response(stats_for(aggregate, figures_staleness(project=project, aggregate=aggregate)))
+
+
+class HesitationApi(APIView):
+    @extend_schema(
+        responses={200: OpenApiResponse(description="Reliability diagram and slope, per project and per person.")},
+        description=(
+            "Does a person's hesitation π predict when they disagree with the others? Per project and per person "
+            "(at least 30 labels shared with someone): disagreement by bin of π with intervals clustered by item, "
+            "and the slope of disagreement on π with its 95 % interval (predicts: the interval lies above 0). IFS "
+            "projects only. Leads only."
+        ),
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        return Response(hesitation_for_lead(user=request.user, project_id=project_id))
 
 
 class ItemAggregateSerializer(serializers.ModelSerializer):

@@ -22,6 +22,7 @@ urlpatterns = [
         api.AnnotatorAggregateListApi.as_view(),
         name="api-annotator-aggregates",
     ),
+    path("projects/<int:project_id>/hesitation/", api.HesitationApi.as_view(), name="api-hesitation"),
     path("projects/<int:project_id>/export/", api.ExportApi.as_view(), name="api-export"),
     path("projects/<int:project_id>/export/card/", api.ExportCardApi.as_view(), name="api-export-card"),
     path("jobs/<int:job_id>/download/", api.ExportDownloadApi.as_view(), name="api-export-download"),

@@ -17,10 +17,11 @@ from annotation.models import LabelRequest
 from projects.api import JOB_ACCEPTED, IdPagination, job_accepted
 from projects.models import Suggestion
 from projects.selectors import project_get_for_lead
+from suggestions.contracts import budget_figure
 from suggestions.handoff import handoff_apply, handoff_undo
 from suggestions.models import HandoffDecision
 from suggestions.requests import label_requests_draw
-from suggestions.selectors import suggestions_for_lead
+from suggestions.selectors import labeling_stored_for_lead, suggestions_for_lead
 from suggestions.services import suggestion_job_start
 
 
@@ -154,3 +155,45 @@ class LabelRequestApi(APIView):
         data.is_valid(raise_exception=True)
         result = label_requests_draw(project=project, user=cast(User, request.user), **data.validated_data)
         return Response(result.as_dict(), status=status.HTTP_201_CREATED)
+
+
+class ContractsQuerySerializer(serializers.Serializer):
+    budget_labels = serializers.IntegerField(required=False, min_value=0, max_value=10_000_000)
+    money = serializers.FloatField(required=False, min_value=0)
+    reward_per_label = serializers.FloatField(required=False, min_value=0.000001)
+    labels_per_item = serializers.FloatField(required=False, min_value=1, max_value=100, default=1)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "budget_labels" in attrs and ("money" in attrs or "reward_per_label" in attrs):
+            raise serializers.ValidationError("give budget_labels, or money with reward_per_label, not both")
+        if ("money" in attrs) != ("reward_per_label" in attrs):
+            raise serializers.ValidationError("money needs reward_per_label (and the other way round)")
+        return attrs
+
+
+class ContractsApi(APIView):
+    @extend_schema(
+        parameters=[ContractsQuerySerializer],
+        responses={200: OpenApiResponse(description="Each contract's verdict, sentence, n and figures.")},
+        description=(
+            "The contracts beside the handoff threshold (selective risk, no worse than human, distributional, "
+            "budget first), each with its verdict (holds, fails, withheld with the reason, or forecast), its "
+            "one-sentence guarantee and its n, as last computed. With budget_labels, or money and "
+            "reward_per_label, the budget forecast is for that budget. Leads only."
+        ),
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        _, stored = labeling_stored_for_lead(user=request.user, project_id=project_id)
+        query = ContractsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        contracts = dict(stored.get("contracts") or {})
+        asked = query.validated_data
+        if "budget_labels" in asked or "money" in asked:
+            contracts["budget_first"] = budget_figure(
+                (stored.get("calibration") or {}).get("bins") or [],
+                budget_labels=asked.get("budget_labels"),
+                money=asked.get("money"),
+                reward_per_label=asked.get("reward_per_label"),
+                labels_per_item=asked["labels_per_item"],
+            )
+        return Response({"computed_at": stored.get("computed_at"), "contracts": contracts})

@@ -11,4 +11,5 @@ urlpatterns = [
     ),
     path("projects/<int:project_id>/handoff/", api.HandoffApi.as_view(), name="api-handoff"),
     path("projects/<int:project_id>/requests/", api.LabelRequestApi.as_view(), name="api-label-requests"),
+    path("projects/<int:project_id>/contracts/", api.ContractsApi.as_view(), name="api-contracts"),
 ]

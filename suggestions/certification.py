@@ -38,6 +38,7 @@ from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, Resp
 from annotation.models import Annotation, LabelRequest, ResolutionChoice
 from config import events
 from projects.models import Item, Membership, Project
+from suggestions.contracts import contracts_figures
 from suggestions.models import HandoffDecision
 from suggestions.requests import label_requests_withdraw
 from suggestions.rubber_stamp import rubber_stamp_signals
@@ -189,6 +190,7 @@ def labeling_figures(*, project: Project) -> dict[str, Any]:
     resolution = certification.verification_rates([float(k) for k, _ in choices], [i for _, i in choices])
     out["resolution"] = resolution.as_dict()
     out["rubber_stamp"] = rubber_stamp_signals(project=project)
+    out["contracts"] = contracts_figures(project=project, rows=rows, calibration=calibration)
     return out
 
 

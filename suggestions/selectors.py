@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Prefetch, QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from aggregation.maths.comparisons import MINIMUM_COMPARISONS
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance
@@ -169,11 +170,16 @@ def _estimate_row(label: str, estimate: dict[str, Any] | None) -> dict[str, Any]
     }
 
 
-def labeling_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]:
-    """The labelling engine's card: calibration, certification, audit and verification, for a lead (else 404)."""
+def labeling_stored_for_lead(*, user: AnyUser, project_id: int) -> tuple[Project, dict[str, Any]]:
+    """The project and its stored labelling-engine figures, for a lead (else 404)."""
     project: Project = project_get_for_lead(user=user, project_id=project_id)
     aggregate = ProjectAggregate.objects.filter(project=project).only("labeling").first()
-    stored: dict[str, Any] = (aggregate.labeling if aggregate else None) or {}
+    return project, (aggregate.labeling if aggregate else None) or {}
+
+
+def labeling_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]:
+    """The labelling engine's card: calibration, certification, audit and verification, for a lead (else 404)."""
+    project, stored = labeling_stored_for_lead(user=user, project_id=project_id)
     requests = dict(
         LabelRequest.objects.filter(project=project)
         .values_list("kind")
@@ -205,7 +211,21 @@ def labeling_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]:
         "verification": stored.get("verification") or {},
         "resolution": stored.get("resolution") or {},
         "rubber_stamp": stored.get("rubber_stamp") or [],
+        "contracts": _contract_rows(stored.get("contracts") or {}),
     }
+
+
+#: The contracts in the card's order, with their names.
+CONTRACT_NAMES = {
+    "selective_risk": _("Selective risk"),
+    "no_worse_than_human": _("No worse than a person"),
+    "distributional": _("Distributional (IFS)"),
+    "budget_first": _("Budget first"),
+}
+
+
+def _contract_rows(contracts: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"key": key, "name": name, **contracts[key]} for key, name in CONTRACT_NAMES.items() if key in contracts]
 
 
 def suggestions_for_lead(*, user: AnyUser, project_id: int) -> QuerySet[Suggestion]:

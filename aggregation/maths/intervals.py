@@ -77,6 +77,16 @@ def _t_within(t: float, df: int) -> float:
     return s * total
 
 
+def t_upper_tail(t: float, df: int) -> float:
+    """P(T ≥ t) for Student's t with ``df`` degrees of freedom (scipy's ``t.sf``): the one-sided p-value."""
+    if df < 1:
+        raise ValueError("df must be at least 1")
+    if math.isinf(t):
+        return 0.0 if t > 0 else 1.0
+    tail = (1.0 - _t_within(abs(t), df)) / 2.0
+    return tail if t >= 0 else 1.0 - tail
+
+
 @lru_cache(maxsize=1024)
 def t_quantile(level: float, df: int) -> float:
     """Two-sided Student t quantile: t with P(|T| ≤ t) = ``level`` on ``df`` degrees of freedom (scipy's
@@ -257,5 +267,6 @@ __all__ = [
     "cluster_proportion_interval",
     "reliability_interval",
     "t_quantile",
+    "t_upper_tail",
     "wilson",
 ]

@@ -14,8 +14,9 @@ annotator-population interval of human-human agreement. Each checks that 95 % in
   mean over the 2,000 items of E[y_i] (the share of labels preferring response 0; the mean signed preference; the
   win credit of model "a" on the items where it meets model "b").
 * **Annotator population.** A pool of annotators, each with a skill (chance of following the item's majority) and
-  a tie habit; every project draws 8 of them and 150 items, each labelled by 3 of the 8. Truth: the chance that
-  two annotators drawn from the pool agree on a random item, by Monte Carlo over 2,000,000 pairs.
+  a tie habit; every project draws its annotators and items anew, in one of the designs of :data:`DESIGNS`
+  (dense: everyone labels every item; sparse: two of many per item; few: three or four annotators). Truth: the
+  chance that two annotators drawn from the pool agree on a random item, by Monte Carlo over 2,000,000 pairs.
 
 ``.venv/bin/python -m tests.maths.conclusions_simulation --runs 1000`` prints the coverage table
 (docs/guides/conclusions.md keeps it); every run is seeded from (seed, run), so any run can be replayed alone.
@@ -204,6 +205,18 @@ def population_truth() -> float:
     return float(np.mean(labels[:, 0] == labels[:, 1]))
 
 
+#: (annotators per project, items, labels per item) of each annotator-population design.
+DESIGNS: dict[str, tuple[int, int, int]] = {
+    "three_of_eight": (8, 150, 3),
+    "dense": (6, 100, 6),
+    "dense_ten": (10, 60, 10),
+    "sparse": (30, 300, 2),
+    "sparse_twelve": (12, 200, 2),
+    "few": (4, 150, 2),
+    "three_dense": (3, 200, 3),
+}
+
+
 def population_run(seed: int, run: int, annotators: int = 8, items: int = 150, per_item: int = 3) -> dict[str, float]:
     truth = population_truth()
     rng = np.random.default_rng([seed, run, 4])
@@ -218,19 +231,27 @@ def population_run(seed: int, run: int, annotators: int = 8, items: int = 150, p
         "items_only": float(est.items_ci[0] <= truth <= est.items_ci[1]),
         "two_way": float(est.population_ci[0] <= truth <= est.population_ci[1]),
         "width_ratio": (est.population_ci[1] - est.population_ci[0]) / (est.items_ci[1] - est.items_ci[0]),
+        "holds_item_interval": float(
+            est.population_ci[0] <= est.items_ci[0] and est.items_ci[1] <= est.population_ci[1]
+        ),
     }
 
 
-def simulate(runs: int, seed: int = 0) -> dict[str, dict[str, float]]:
+def simulate(runs: int, seed: int = 0, only: str | None = None) -> dict[str, dict[str, float]]:
     """Mean of every run's figures, per scenario."""
     table: dict[str, dict[str, float]] = {}
     scenarios: dict[str, Any] = {
         "leaderboard": lambda r: leaderboard_run(seed, r),
         "ppi_good": lambda r: ppi_run(seed, r, "good"),
         "ppi_biased": lambda r: ppi_run(seed, r, "biased"),
-        "annotator_population": lambda r: population_run(seed, r),
     }
+    for design, (annotators, items, per_item) in DESIGNS.items():
+        scenarios[f"annotator_population_{design}"] = lambda r, a=annotators, i=items, k=per_item: population_run(
+            seed, r, a, i, k
+        )
     for name, one in scenarios.items():
+        if only and only not in name:
+            continue
         rows = [one(r) for r in range(runs)]
         table[name] = {key: float(np.mean([row[key] for row in rows])) for key in rows[0]}
         ratios = [row[key] for row in rows for key in row if key.endswith("width_ratio")]
@@ -243,8 +264,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--only", help="run the scenarios whose name contains this (e.g. annotator_population)")
     args = parser.parse_args()
-    table = simulate(args.runs, args.seed)
+    table = simulate(args.runs, args.seed, args.only)
     print(f"{args.runs} runs per scenario, seed {args.seed}")
     for name, row in table.items():
         print(f"\n{name}")

@@ -18,6 +18,8 @@ def test_importing_the_maths_pulls_in_no_django() -> None:
         "import aggregation.maths.position_bias, aggregation.maths.adaptive, aggregation.maths.self_consistency\n"
         "import aggregation.maths.method_comparison, annotation.method_study.design\n"
         "import aggregation.maths.leaderboard, aggregation.maths.ppi, aggregation.maths.annotator_population\n"
+        "import aggregation.maths.selective_risk, aggregation.maths.alt_test, aggregation.maths.distributional\n"
+        "import aggregation.maths.label_budget, aggregation.maths.hesitation_calibration\n"
         "loaded = sorted(name for name in sys.modules if name == 'django' or name.startswith('django.'))\n"
         "print(','.join(loaded))\n"
     )
