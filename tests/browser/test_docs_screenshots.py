@@ -139,6 +139,7 @@ def test_the_docs_pictures_come_from_the_real_pages(browser, live_server):
     page.locator("#dash-index").evaluate("e => { e.style.position = 'static'; }")
     _save(page, "dashboard-blind-sample", "#suggestion-card")
     _save(page, "dashboard-hesitation", "#hesitation")
+    _save(page, "dashboard-contracts", "#labeling-card")
 
     page.click("nav.dash-tabs >> text=Import")
     page.wait_for_selector("#import-form")
