@@ -118,6 +118,25 @@ def _evidence(rows: list[dict[str, Any]], kind: str, draw: int | None) -> list[d
     return [r for r, ok in zip(rows, use, strict=True) if ok and r["kind"] == kind and r["draw"] == draw]
 
 
+def _request_hajek(evidence: list[dict[str, Any]]) -> accuracy.DesignEstimate:
+    """The Hájek estimate of the model's agreement with blind people from one draw's evidence (its own π)."""
+    if not evidence:
+        return accuracy.hajek(np.array([]), np.array([]))
+    d = _per_item(evidence)
+    return accuracy.hajek(d["share"], d["probability"], strata=d["stratum"], trials=d["labels"])
+
+
+def request_estimates(*, project: Project) -> dict[str, dict[str, Any]]:
+    """Per blind request kind with a population-wide draw (calibration, certification): the Hájek estimate of the
+    latest draw, the form blind agreement's sources split shows beside the random sample's figure."""
+    rows = _answered_rows(project)
+    out: dict[str, dict[str, Any]] = {}
+    for kind in (LabelRequest.Kind.CALIBRATION, LabelRequest.Kind.CERTIFICATION):
+        draw = _latest_draw(project, kind)
+        out[kind.value] = {"draw": draw, **_request_hajek(_evidence(rows, kind, draw)).as_dict()}
+    return out
+
+
 def labeling_figures(*, project: Project) -> dict[str, Any]:
     """Every labelling-engine figure of the project as JSON (module docstring)."""
     rows = _answered_rows(project)
@@ -142,9 +161,7 @@ def labeling_figures(*, project: Project) -> dict[str, Any]:
                 strata=d["stratum"], trials=d["labels"],
             )  # fmt: skip
             calibration["cut"] = cut.cut
-        calibration["overall"] = accuracy.hajek(
-            d["share"], d["probability"], strata=d["stratum"], trials=d["labels"]
-        ).as_dict()
+        calibration["overall"] = _request_hajek(cal).as_dict()
     out["calibration"] = calibration
 
     draw = _latest_draw(project, LabelRequest.Kind.CERTIFICATION)
@@ -153,7 +170,7 @@ def labeling_figures(*, project: Project) -> dict[str, Any]:
     estimate, gold, ht = empty, empty, empty
     if cert and draw is not None:
         d = _per_item(cert)
-        estimate = accuracy.hajek(d["share"], d["probability"], strata=d["stratum"], trials=d["labels"])
+        estimate = _request_hajek(cert)
         size = _population_size(project, LabelRequest.Kind.CERTIFICATION, draw)
         ht = accuracy.horvitz_thompson(
             d["share"], d["probability"], strata=d["stratum"], trials=d["labels"], population_size=size
@@ -266,4 +283,4 @@ def labeling_figures_recompute(*, project_id: int) -> dict[str, Any] | None:
     return figures
 
 
-__all__ = ["AUDIT_WINDOW", "handoff_suspend", "labeling_figures", "labeling_figures_recompute"]
+__all__ = ["AUDIT_WINDOW", "handoff_suspend", "labeling_figures", "labeling_figures_recompute", "request_estimates"]
