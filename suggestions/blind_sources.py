@@ -66,7 +66,7 @@ def answered_request_kinds(*, project: Project, item_ids: list[int]) -> dict[tup
         rows = rows.exclude(kind=LabelRequest.Kind.VERIFICATION)
     for item_id, annotator_id, kind in rows.values_list("item_id", "annotator_id", "kind").order_by():
         key = (item_id, annotator_id)
-        if key not in kinds or _KIND_ORDER.index(kind) < _KIND_ORDER.index(kinds[key]):  # type: ignore[arg-type]
+        if key not in kinds or _KIND_ORDER.index(kind) < _KIND_ORDER.index(kinds[key]):
             kinds[key] = kind
     return kinds
 

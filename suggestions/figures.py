@@ -171,7 +171,7 @@ def comparisons_load(*, project: Project) -> Comparisons:
 def _with_design(
     *,
     project: Project,
-    suggestions: dict[int, int],
+    suggestions: dict[int, int | None],
     annotation_ids: np.ndarray,
     item_ids: np.ndarray,
     annotator_ids: np.ndarray,
