@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from aggregation.maths.comparisons import design_agreement
 from aggregation.models import AnnotatorAggregate
 from annotation.models import LabelRequest
-from projects.models import Project
+from projects.models import Membership, Project
 from suggestions.figures import comparisons_load, suggestion_figures_recompute
 from suggestions.handoff import handoff_evaluate
 from tests.factories import MembershipFactory, ProjectFactory, SuggestionFactory, UserFactory
@@ -43,11 +44,12 @@ def test_the_design_based_figure_is_unbiased_and_covers_at_95_percent(table) -> 
 
 
 @pytest.mark.django_db
-def test_calibration_answers_move_unaided_agreement_and_not_blind_agreement() -> None:
+def test_calibration_answers_move_unaided_agreement_and_not_blind_agreement(lead, lead_client) -> None:
     project = ProjectFactory(
         mode=Project.Mode.BINARY, blind_rate=0.5, overlap=1, handoff_minimum_blind_comparisons=10,
         handoff_agreement_threshold=0.8,
     )  # fmt: skip
+    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
     people = [UserFactory(username=f"d{project.pk}-{k}") for k in range(2)]
     for person in people:
         MembershipFactory(project=project, user=person)
@@ -100,3 +102,13 @@ def test_calibration_answers_move_unaided_agreement_and_not_blind_agreement() ->
     assert np.isclose(figures["per_annotator"][str(people[0].pk)]["blind_agreement"], 0.9)
     assert str(people[1].pk) not in figures["per_annotator"]
     assert not AnnotatorAggregate.objects.filter(project=project, annotator=people[1], blind_n__gt=0).exists()
+
+    # The stats API and the card say the same, source by source.
+    stats = lead_client.get(reverse("api-stats", args=[project.pk])).json()
+    assert stats["blind"]["agreement"]["value"] == pytest.approx(0.9)
+    assert stats["unaided"]["agreement"]["value"] == pytest.approx(18 / 40)
+    assert stats["blind_sources"]["calibration"]["n"] == 20
+    assert stats["blind_sources"]["random_sample"]["use"] == "weighted by the blind sample's inclusion probability"
+    card = lead_client.get(reverse("suggestion_card", args=[project.pk])).content.decode()
+    assert "Unaided (every unexposed label)" in card
+    assert "Calibration requests" in card
