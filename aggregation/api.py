@@ -78,6 +78,8 @@ def stats_for(aggregate: ProjectAggregate | None, staleness: Staleness | None = 
         "stale_reason": staleness.reason,
         "agreement": {name: _figure(minimums.agreement_shown(agreement.get(name))) for name in AGREEMENT_FIGURES},
         "blind": {"agreement": _figure((suggestions.get("blind") or {}).get("agreement"))},
+        "unaided": {"agreement": _figure((suggestions.get("unaided") or {}).get("agreement"))},
+        "blind_sources": suggestions.get("blind_sources") or {},
         "shown": {"agreement": _figure((suggestions.get("shown") or {}).get("agreement"))},
         "gold": {"agreement": _figure((suggestions.get("gold") or {}).get("agreement"))},
         "anchoring_gap": _figure(suggestions.get("anchoring_gap")),
@@ -106,7 +108,26 @@ STATS = inline_serializer(
     name="Stats",
     fields={
         "agreement": inline_serializer(name="AgreementFigures", fields={name: FIGURE for name in AGREEMENT_FIGURES}),
-        "blind": inline_serializer(name="BlindFigures", fields={"agreement": FIGURE}),
+        "blind": inline_serializer(
+            name="BlindFigures",
+            fields={"agreement": FIGURE},
+            help_text=(
+                "Blind agreement: the design-based (Hájek) estimate over the fixed random blind sample, each sampled "
+                "item weighted by 1/π; what the handoff rule, the anchoring gap and per-annotator figures use."
+            ),
+        ),
+        "unaided": inline_serializer(
+            name="UnaidedFigures",
+            fields={"agreement": FIGURE},
+            help_text="Every label saved without exposure pooled, whatever its source: not a random sample.",
+        ),
+        "blind_sources": serializers.DictField(
+            help_text=(
+                "Unexposed labels per source (random_sample, calibration, certification, audit, verification, "
+                "after_label, import, other): n labels, items, in_blind_agreement, use (how it enters), and for "
+                "calibration and certification the draw's own Hájek estimate."
+            )
+        ),
         "shown": inline_serializer(name="ShownFigures", fields={"agreement": FIGURE}),
         "gold": inline_serializer(name="GoldFigures", fields={"agreement": FIGURE}),
         "anchoring_gap": FIGURE,

@@ -80,7 +80,10 @@ def figures_staleness(
 
     Rules:
     - ``new_labels``: a label was saved or edited after the project figures were computed (the newest annotation's
-      ``updated_at`` is later than ``ProjectAggregate.source_updated_at``, or labels exist and no figures yet).
+      ``updated_at`` is later than ``ProjectAggregate.source_updated_at``, or labels exist and no figures yet). A
+      whole project run stamps ``source_updated_at`` (and ``settings_version``) last, after the weights, the item
+      aggregates (stale ones redone), agreement, suggestion, handoff and labelling figures have all counted the labels
+      up to it (aggregation.services.project_aggregates_recompute): no block of the answer lags a fresh stamp.
     - ``settings_changed``: ``Project.settings_version`` (bumped by projects.services on every figure-relevant
       setting) is higher than the version the project figures, their suggestion / handoff part, any annotator
       weight or any human item aggregate were computed with. ``model_handoff`` item aggregates are not counted:

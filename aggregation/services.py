@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import numpy as np
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, OuterRef, Q, Subquery
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from aggregation import loading, writers
@@ -166,6 +166,9 @@ def item_aggregates_recompute(
     ``phase_seconds``, when given, receives the time spent reading, computing and writing (for benchmarks).
     """
     with transaction.atomic():
+        # Shared with other item batches, exclusive against a project run's weights and items: the weights read
+        # below are still the newest when this batch commits (config.locks.PROJECT_WEIGHTS).
+        locks.advisory_xact_lock_shared(namespace=locks.PROJECT_WEIGHTS, key=int(project_id))
         project = Project.objects.get(pk=project_id)
         wanted = None if item_ids is None else sorted({int(i) for i in item_ids})
         started = time.perf_counter()
@@ -217,10 +220,29 @@ def annotator_aggregates_recompute(*, project_id: int) -> bool:
         return _annotators_write(data=loading.judgments_load(project=project))[0]
 
 
-def _project_write(*, data: Judgments, newest: Any) -> None:
+def _project_write(*, data: Judgments, newest: Any, stamp: bool = True) -> None:
     agreement, plots, progress = project_figures_compute(data)
     writers.project_aggregate_write(
-        settings=data.settings, agreement=agreement, plots=plots, progress=progress, newest=newest, now=timezone.now()
+        settings=data.settings,
+        agreement=agreement,
+        plots=plots,
+        progress=progress,
+        newest=newest,
+        now=timezone.now(),
+        stamp=stamp,
+    )
+
+
+def _stale_item_ids(project_id: int) -> list[int]:
+    """This project's items whose aggregate has not counted their newest label or the settings (stale_items_list)."""
+    return list(_stale_items(Item.objects.filter(project_id=project_id)).values_list("pk", flat=True))
+
+
+def _fresh_stamp(*, project_id: int, newest: Any, settings_version: int) -> None:
+    """The run's last write: every block of the project's figures has counted the labels up to ``newest`` and the
+    settings of ``settings_version`` (aggregation.selectors.figures_staleness reads it)."""
+    ProjectAggregate.objects.filter(project_id=project_id).update(
+        source_updated_at=newest, settings_version=settings_version
     )
 
 
@@ -255,20 +277,30 @@ def project_aggregates_recompute(*, project_id: int) -> dict[str, Any]:
     newest_by_item = loading.newest_annotation_by_item(project.pk, None)
     newest = loading.newest_annotation(project.pk)
     data = loading.judgments_load(project=project)
-    with transaction.atomic():
-        moved, weights = _annotators_write(data=data)
     items = 0
-    if moved or _items_behind_settings(project_id):
-        items = _items_write(
-            data=data, weights=weights, newest=newest_by_item, whole_project=True, phases={}, separate_commits=True
-        )
+    # From the new weights to the last item rewritten with them, no item batch reads or writes (config.locks).
+    with locks.advisory_lock(namespace=locks.PROJECT_WEIGHTS, key=project_id):
+        with transaction.atomic():
+            moved, weights = _annotators_write(data=data)
+        if moved or _items_behind_settings(project_id):
+            items = _items_write(
+                data=data, weights=weights, newest=newest_by_item, whole_project=True, phases={}, separate_commits=True
+            )
     with transaction.atomic():
-        _project_write(data=data, newest=newest)
+        # Not stamped fresh yet: the suggestion, handoff and labelling figures below still count the old labels.
+        _project_write(data=data, newest=newest, stamp=False)
     adaptive_services.adaptive_overlap_plan(project_id=project_id)
     # After the agreement: the suggestion figures (connected by the suggestions app) put the human-human ceiling
     # beside the model's agreement, then the handoff rule reads them.
     events.figures_recomputed(project_id=project_id)
-    return {"weights_moved": moved, "items": items, "suggestion_figures": True, "handoff": True}
+    # An item batch that read its labels before this run's items were written may have left an item behind (or the
+    # run rewrote an item from labels older than the batch's): found and redone before the figures say fresh.
+    redone = _stale_item_ids(project_id)
+    if redone:
+        item_aggregates_recompute(project_id=project_id, item_ids=redone)
+    _fresh_stamp(project_id=project_id, newest=newest, settings_version=data.settings.settings_version)
+    return {"weights_moved": moved, "items": items, "items_redone": len(redone), "suggestion_figures": True,
+            "handoff": True}  # fmt: skip
 
 
 def project_aggregates_recompute_exclusive(*, project_id: int) -> dict[str, Any] | None:
@@ -286,12 +318,12 @@ def project_aggregates_recompute_exclusive(*, project_id: int) -> dict[str, Any]
             logger.info("Project %s: recompute finished", project_id)
 
 
-def stale_items_list(*, limit: int | None = None) -> dict[int, list[int]]:
-    """Items whose newest annotation is newer than their aggregate, or that have annotations but no aggregate,
-    grouped by project id. Reads one indexed subquery per item (annotation (item, updated_at) index)."""
+def _stale_items(items: QuerySet[Item]) -> QuerySet[Item]:
+    """Those of ``items`` whose newest annotation is newer than their aggregate, or that have annotations but no
+    aggregate, or whose human aggregate predates a settings change; in (project, item) order."""
     newest = Annotation.objects.filter(item_id=OuterRef("pk")).order_by("-updated_at").values("updated_at")[:1]
-    stale = (
-        Item.objects.annotate(newest=Subquery(newest))
+    return (
+        items.annotate(newest=Subquery(newest))
         .filter(newest__isnull=False)
         .filter(
             Q(aggregate__isnull=True)
@@ -300,8 +332,13 @@ def stale_items_list(*, limit: int | None = None) -> dict[int, list[int]]:
             | Q(aggregate__provenance=Provenance.HUMAN, aggregate__settings_version__lt=F("project__settings_version"))
         )
         .order_by("project_id", "pk")
-        .values_list("project_id", "pk")
     )
+
+
+def stale_items_list(*, limit: int | None = None) -> dict[int, list[int]]:
+    """Items whose newest annotation is newer than their aggregate, or that have annotations but no aggregate,
+    grouped by project id. Reads one indexed subquery per item (annotation (item, updated_at) index)."""
+    stale = _stale_items(Item.objects.all()).values_list("project_id", "pk")
     if limit is not None:
         stale = stale[:limit]
     found: dict[int, list[int]] = {}

@@ -354,15 +354,20 @@ def project_aggregate_write(
     progress: dict[str, Any],
     newest: dt.datetime | None,
     now: dt.datetime,
+    stamp: bool = True,
 ) -> None:
-    """Upsert ProjectAggregate.agreement, .plots and .progress (never .suggestions, which has its own writer)."""
+    """Upsert ProjectAggregate.agreement, .plots and .progress (never .suggestions, which has its own writer).
+
+    ``stamp``: also record the labels (``newest``) and settings version these figures counted, the freshness the
+    stats API reports. A whole project run passes False and stamps last, once every block has counted them."""
     aggregate = ProjectAggregate(
         project_id=settings.project_id,
         agreement=agreement,
         plots=plots,
         progress=progress,
-        source_updated_at=newest,
-        settings_version=settings.settings_version,
+        # A first row not stamped says "not computed yet" until the run stamps it.
+        source_updated_at=newest if stamp else None,
+        settings_version=settings.settings_version if stamp else 0,
         agreement_computed_at=now,
         computed_at=now,
     )
@@ -374,8 +379,7 @@ def project_aggregate_write(
             "agreement",
             "plots",
             "progress",
-            "source_updated_at",
-            "settings_version",
+            *(("source_updated_at", "settings_version") if stamp else ()),
             "agreement_computed_at",
             "computed_at",
         ],

@@ -77,7 +77,8 @@ def suggestion_visible_for(
     - blind_sample: never for a blind item, whatever the purpose, before or after a save (a blind item stays blind
       for its annotators); other items behave as before_label.
     - before_label: with the item and through Accept; there is no resolution step.
-    - after_label: never before the annotator's own save; afterwards only on the resolution step.
+    - after_label: never before the annotator's own save; afterwards only on the resolution step, and never for an
+      item of the random blind sample.
     - A calibration, certification or audit request (``LabelRequest``) held or answered by this annotator for this
       item withholds it for every purpose, in every display mode: their label is blind evidence about the model.
       Folded into the one suggestion query, so the check costs no statement. With ``verify_visibility: blind`` a
@@ -86,7 +87,9 @@ def suggestion_visible_for(
     if item.project_id != project.pk:
         return None
     display = project.suggestion_display
-    if display == Project.SuggestionDisplay.BLIND_SAMPLE and item.is_blind:
+    # An item of the random blind sample is never shown, not even at the after-label resolution step: a label that
+    # changes there would still be the blind comparison, but the person would have seen the model.
+    if item.is_blind and display in (Project.SuggestionDisplay.BLIND_SAMPLE, Project.SuggestionDisplay.AFTER_LABEL):
         return None
     if display == Project.SuggestionDisplay.AFTER_LABEL:
         if purpose != PURPOSE_RESOLUTION:

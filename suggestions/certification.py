@@ -22,22 +22,21 @@ commits, every lead with an address gets an email saying so.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils import timezone
 
 from aggregation.maths import accuracy, certification, sampling
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
-from annotation.models import Annotation, LabelRequest, ResolutionChoice
+from annotation.models import LabelRequest, ResolutionChoice
 from config import events
 from projects.models import Item, Membership, Project
+from suggestions import evidence
 from suggestions.contracts import contracts_figures
 from suggestions.models import HandoffDecision
 from suggestions.requests import label_requests_withdraw
@@ -47,90 +46,18 @@ from suggestions.rubber_stamp import rubber_stamp_signals
 AUDIT_WINDOW = 100
 
 
-def _answered_rows(project: Project) -> list[dict[str, Any]]:
-    shown = Annotation.objects.filter(item=OuterRef("item"), annotator=OuterRef("annotator"), suggestion_shown=True)
-    rows: list[dict[str, Any]] = [
-        dict(row)
-        for row in LabelRequest.objects.filter(project=project, status=LabelRequest.Status.ANSWERED)
-        .annotate(shown=Exists(shown))
-        .order_by("answered_at", "pk")
-        .values(
-            "kind",
-            "draw",
-            "item_id",
-            "inclusion_probability",
-            "stratum",
-            "confidence",
-            "machine_preferred",
-            "final_preferred",
-            "shown",
-            "item__gold_position",
-        )
-    ]
-    return rows
-
-
-def _latest_draw(project: Project, kind: str) -> int | None:
-    return (
-        LabelRequest.objects.filter(project=project, kind=kind).order_by("-draw").values_list("draw", flat=True).first()
-    )
-
-
-def _population_size(project: Project, kind: str, draw: int) -> float:
-    """Σ 1/π over the draw's distinct items: exactly N for a stratified draw, N's unbiased estimate for Poisson."""
-    rows = (
-        LabelRequest.objects.filter(project=project, kind=kind, draw=draw)
-        .values_list("item_id", "inclusion_probability")
-        .distinct()
-    )
-    return float(sum(1.0 / p for _, p in rows if p))
-
-
-def _per_item(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-    """Per item of the rows, in order of its first answer: agreement share, labels, π, stratum, confidence, gold."""
-    order: list[int] = []
-    grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        if row["item_id"] not in grouped:
-            order.append(row["item_id"])
-        grouped[row["item_id"]].append(row)
-    first = [grouped[i][0] for i in order]
-    share = [np.mean([r["final_preferred"] == r["machine_preferred"] for r in grouped[i]]) for i in order]
-    gold = [
-        np.nan if f["item__gold_position"] is None else float(f["machine_preferred"] == f["item__gold_position"])
-        for f in first
-    ]
-    return {
-        "share": np.asarray(share, dtype=np.float64),
-        "labels": np.asarray([len(grouped[i]) for i in order], dtype=np.float64),
-        "probability": np.asarray([f["inclusion_probability"] for f in first], dtype=np.float64),
-        "stratum": np.asarray([f["stratum"] if f["stratum"] is not None else 0 for f in first], dtype=np.int64),
-        "confidence": np.asarray([np.nan if f["confidence"] is None else f["confidence"] for f in first]),
-        "gold": np.asarray(gold, dtype=np.float64),
-    }
-
-
-def _evidence(rows: list[dict[str, Any]], kind: str, draw: int | None) -> list[dict[str, Any]]:
-    if draw is None or not rows:
-        return []
-    kinds = np.array([r["kind"] for r in rows], dtype=object)
-    blind = np.array([not r["shown"] for r in rows], dtype=bool)
-    use = certification.evidence_mask(kinds, blind)
-    return [r for r, ok in zip(rows, use, strict=True) if ok and r["kind"] == kind and r["draw"] == draw]
-
-
 def labeling_figures(*, project: Project) -> dict[str, Any]:
     """Every labelling-engine figure of the project as JSON (module docstring)."""
-    rows = _answered_rows(project)
+    rows = evidence.answered_rows(project)
     threshold = float(project.handoff_agreement_threshold)
     minimum = int(project.handoff_minimum_blind_comparisons)
     out: dict[str, Any] = {"threshold": threshold, "minimum": minimum, "computed_at": timezone.now().isoformat()}
 
-    draw = _latest_draw(project, LabelRequest.Kind.CALIBRATION)
-    cal = _evidence(rows, LabelRequest.Kind.CALIBRATION, draw)
+    draw = evidence.latest_draw(project, LabelRequest.Kind.CALIBRATION)
+    cal = evidence.request_evidence(rows, LabelRequest.Kind.CALIBRATION, draw)
     calibration: dict[str, Any] = {"draw": draw, "answers": len(cal), "bins": [], "cut": None}
     if cal:
-        d = _per_item(cal)
+        d = evidence.per_item(cal)
         edges = sampling.DEFAULT_CONFIDENCE_EDGES
         if not np.isnan(d["confidence"]).all():
             conf = np.where(np.isnan(d["confidence"]), -1.0, d["confidence"])
@@ -143,19 +70,17 @@ def labeling_figures(*, project: Project) -> dict[str, Any]:
                 strata=d["stratum"], trials=d["labels"],
             )  # fmt: skip
             calibration["cut"] = cut.cut
-        calibration["overall"] = accuracy.hajek(
-            d["share"], d["probability"], strata=d["stratum"], trials=d["labels"]
-        ).as_dict()
+        calibration["overall"] = evidence.request_hajek(cal).as_dict()
     out["calibration"] = calibration
 
-    draw = _latest_draw(project, LabelRequest.Kind.CERTIFICATION)
-    cert = _evidence(rows, LabelRequest.Kind.CERTIFICATION, draw)
+    draw = evidence.latest_draw(project, LabelRequest.Kind.CERTIFICATION)
+    cert = evidence.request_evidence(rows, LabelRequest.Kind.CERTIFICATION, draw)
     empty = accuracy.hajek(np.array([]), np.array([]))
     estimate, gold, ht = empty, empty, empty
     if cert and draw is not None:
-        d = _per_item(cert)
-        estimate = accuracy.hajek(d["share"], d["probability"], strata=d["stratum"], trials=d["labels"])
-        size = _population_size(project, LabelRequest.Kind.CERTIFICATION, draw)
+        d = evidence.per_item(cert)
+        estimate = evidence.request_hajek(cert)
+        size = evidence.population_size(project, LabelRequest.Kind.CERTIFICATION, draw)
         ht = accuracy.horvitz_thompson(
             d["share"], d["probability"], strata=d["stratum"], trials=d["labels"], population_size=size
         )
@@ -169,11 +94,11 @@ def labeling_figures(*, project: Project) -> dict[str, Any]:
         "gold": gold.as_dict(),
     }
 
-    draw = _latest_draw(project, LabelRequest.Kind.AUDIT)
-    aud = _evidence(rows, LabelRequest.Kind.AUDIT, draw)
+    draw = evidence.latest_draw(project, LabelRequest.Kind.AUDIT)
+    aud = evidence.request_evidence(rows, LabelRequest.Kind.AUDIT, draw)
     audit: dict[str, Any] = {"draw": draw, "answers": len(aud), "state": None}
     if aud:
-        d = _per_item(aud)
+        d = evidence.per_item(aud)
         status = certification.audit_check(
             d["share"], d["probability"], threshold=threshold, minimum=minimum, window=AUDIT_WINDOW, trials=d["labels"]
         )

@@ -3,8 +3,18 @@
 A comparison is one annotation of an item that has an ok suggestion: does the annotator's preferred response match
 the LLM's? IFS: the response with the higher criterion-weighted S = μ−ν, a tie when the top two differ by less
 than the project's tie tolerance; binary: their choice; Likert: their side of the centre (the centre is a tie).
-A comparison is *blind* when the annotation had no suggestion exposure before it was saved (the annotation services
-keep ``Annotation.suggestion_shown``: any save or revision after an exposure makes it shown for good).
+A comparison is *blind* (unexposed) when the judgment had no suggestion exposure before it was saved (the annotation
+services keep ``Annotation.suggestion_shown``: any save or revision after an exposure makes it shown for good). An
+annotation saved again after an exposure (the after-label resolution step) still has its unaided judgment in its
+revisions: that one is its blind comparison, and its current value its shown one (suggestions.blind_sources).
+
+Which blind comparisons count (suggestions.blind_sources tags each with its source):
+* **blind agreement**, the headline, the handoff rule, the anchoring gap and the per-annotator figures: a
+  design-based estimate over the fixed random blind sample (aggregation.maths.comparisons.design_agreement), each
+  sampled item weighted by 1/π. Labels from label requests enter only through their own Hájek estimates, shown beside
+  it (suggestions.certification); after-label first saves and imports have no inclusion probability and do not enter.
+* **unaided agreement**: every unexposed label pooled, whatever its source. It describes those labels, not the
+  population (a calibration draw that oversamples hard items pulls it down), and no decision reads it.
 
 What the three headline figures measure (the card says the same in one sentence each):
 * blind agreement: how often the model agrees with unaided people. Not its accuracy: people err too.
@@ -28,11 +38,13 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from aggregation.maths import agreement
-from aggregation.maths.comparisons import agreement_estimate, anchoring_gap, figure
+from aggregation.maths.comparisons import agreement_estimate, anchoring_gap, design_agreement, design_figure, figure
 from aggregation.maths.ifs import UNDEFINED, preferred_response
 from aggregation.models import AnnotatorAggregate, ProjectAggregate
 from annotation.models import Annotation, JudgmentValue
 from projects.models import PERMILLE, TIE, Item, Project, Suggestion
+from suggestions import blind_sources
+from suggestions.evidence import request_estimates
 
 # docs/DESIGN.md: the gap is reported only when both sides have at least this many comparisons.
 GAP_MINIMUM_PER_SIDE = 5
@@ -49,6 +61,25 @@ class Comparisons:
     shown: np.ndarray  # bool
     accepted: np.ndarray  # bool
     undefined: int  # annotations whose preference could not be read (incomplete values)
+    sample: np.ndarray | None = None  # bool: the item is in the fixed random blind sample
+    probability: np.ndarray | None = None  # the item's blind inclusion probability (0 outside the sample)
+    source: np.ndarray | None = None  # str per row (suggestions.blind_sources; "shown" for an exposed row)
+
+    def __post_init__(self) -> None:
+        n = self.human.size
+        # Comparisons built without a design (tests of the figures alone) have no random sample.
+        if self.sample is None:
+            object.__setattr__(self, "sample", np.zeros(n, dtype=bool))
+        if self.probability is None:
+            object.__setattr__(self, "probability", np.zeros(n))
+        if self.source is None:
+            object.__setattr__(self, "source", np.where(self.shown, "shown", "other").astype(object))
+
+    @property
+    def in_sample(self) -> np.ndarray:
+        """Blind comparisons on items of the random blind sample: what blind agreement is estimated from."""
+        assert self.sample is not None
+        return ~self.shown & self.sample
 
     @property
     def match(self) -> np.ndarray:
@@ -91,6 +122,7 @@ def comparisons_load(*, project: Project) -> Comparisons:
             "response_order",
             "suggestion_shown",
             "accepted_suggestion",
+            "source",
         )
         .order_by("id")
     )
@@ -121,10 +153,70 @@ def comparisons_load(*, project: Project) -> Comparisons:
             n_responses=np.array([len(r[6] or ()) for r in rows], dtype=np.int64)[ifs],
         )
 
-    defined = human != UNDEFINED
-    llm = np.fromiter((suggestions[i] for i in item_ids), dtype=np.int64, count=n)
     shown = np.fromiter((bool(r[7]) for r in rows), dtype=bool, count=n)
     accepted = np.fromiter((bool(r[8]) for r in rows), dtype=bool, count=n)
+    return _with_design(
+        project=project,
+        suggestions=suggestions,
+        annotation_ids=annotation_ids,
+        item_ids=item_ids,
+        annotator_ids=annotator_ids,
+        human=human,
+        shown=shown,
+        accepted=accepted,
+        annotation_sources=[str(r[9]) for r in rows],
+    )
+
+
+def _with_design(
+    *,
+    project: Project,
+    suggestions: dict[int, int | None],
+    annotation_ids: np.ndarray,
+    item_ids: np.ndarray,
+    annotator_ids: np.ndarray,
+    human: np.ndarray,
+    shown: np.ndarray,
+    accepted: np.ndarray,
+    annotation_sources: list[str],
+) -> Comparisons:
+    """The comparisons with the blind-sample design and each blind row's source; an annotation saved after an
+    exposure adds a blind row from its unaided revision (suggestions.blind_sources)."""
+    unaided = blind_sources.unaided_revisions(project=project, annotation_ids=annotation_ids[shown].tolist())
+    extra = np.array([i for i, a in enumerate(annotation_ids) if shown[i] and int(a) in unaided], dtype=np.int64)
+    rows = np.concatenate([np.arange(annotation_ids.size), extra])
+    human = np.concatenate([human, np.array([unaided[int(annotation_ids[i])] for i in extra], dtype=np.int64)])
+    shown = np.concatenate([shown, np.zeros(extra.size, dtype=bool)])
+    accepted = np.concatenate([accepted, np.zeros(extra.size, dtype=bool)])
+    item_ids, annotator_ids = item_ids[rows], annotator_ids[rows]
+
+    design = {
+        item_id: (is_blind, probability)
+        for item_id, is_blind, probability in Item.objects.filter(project=project, pk__in=list(suggestions))
+        .values_list("pk", "is_blind", "blind_inclusion_probability")
+        .order_by()
+    }
+    sample = np.fromiter((design[int(i)][0] for i in item_ids), dtype=bool, count=item_ids.size)
+    # An item drawn before the probability was recorded had the project's rate.
+    probability = np.array([design[int(i)][1] or project.blind_rate for i in item_ids], dtype=np.float64)
+    probability = np.where(sample, probability, 0.0)
+    kinds = blind_sources.answered_request_kinds(project=project, item_ids=list(suggestions))
+    source = np.array(
+        [
+            "shown"
+            if shown[k]
+            else blind_sources.label_source(
+                project=project,
+                in_sample=bool(sample[k]),
+                request_kind=kinds.get((int(item_ids[k]), int(annotator_ids[k]))),
+                annotation_source=annotation_sources[int(rows[k])],
+            )
+            for k in range(rows.size)
+        ],
+        dtype=object,
+    )
+    defined = human != UNDEFINED
+    llm = np.fromiter((suggestions[int(i)] for i in item_ids), dtype=np.int64, count=item_ids.size)
     return Comparisons(
         item_ids=item_ids[defined],
         annotator_ids=annotator_ids[defined],
@@ -133,6 +225,9 @@ def comparisons_load(*, project: Project) -> Comparisons:
         shown=shown[defined],
         accepted=accepted[defined],
         undefined=int((~defined).sum()),
+        sample=sample[defined],
+        probability=probability[defined],
+        source=source[defined],
     )
 
 
@@ -182,15 +277,47 @@ def _ifs_preferences(*, project: Project, annotation_ids: np.ndarray, n_response
 # Figures (pure functions of Comparisons)
 
 
+def blind_agreement_figure(comparisons: Comparisons) -> dict[str, Any]:
+    """The design-based blind agreement over the fixed random blind sample (module docstring)."""
+    sample = comparisons.in_sample
+    assert comparisons.probability is not None
+    estimate = design_agreement(
+        comparisons.match[sample], comparisons.item_ids[sample], comparisons.probability[sample]
+    )
+    return {**design_figure(estimate), "design": "random_blind_sample"}
+
+
+def blind_sources_figure(
+    comparisons: Comparisons, requests: dict[str, dict[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per source of unexposed labels (suggestions.blind_sources): labels ``n``, ``items``, how it enters blind
+    agreement (``use``), and for label-request draws their own Hájek ``estimate`` (suggestions.certification)."""
+    blind = ~comparisons.shown
+    assert comparisons.source is not None
+    out: dict[str, dict[str, Any]] = {}
+    for source in blind_sources.SOURCES:
+        rows = blind & (comparisons.source == source)
+        entry: dict[str, Any] = {
+            "n": int(rows.sum()),
+            "items": int(np.unique(comparisons.item_ids[rows]).size),
+            "in_blind_agreement": source == blind_sources.RANDOM_SAMPLE,
+            "use": blind_sources.USE[source],
+        }
+        if requests and source in requests:
+            entry["estimate"] = requests[source]
+        out[source] = entry
+    return out
+
+
 def anchoring_gap_figure(comparisons: Comparisons) -> dict[str, Any]:
-    """Shown − blind agreement with its interval over items (aggregation.maths.comparisons.anchoring_gap);
-    ``needed`` says how many more comparisons each side needs before it is reported."""
-    shown, match = comparisons.shown, comparisons.match
+    """Shown − blind agreement with its interval over items (aggregation.maths.comparisons.anchoring_gap), the
+    blind side from the random blind sample alone; ``needed`` says how many more comparisons each side needs."""
+    shown, match, sample = comparisons.shown, comparisons.match, comparisons.in_sample
     gap = anchoring_gap(
         match[shown],
         comparisons.item_ids[shown],
-        match[~shown],
-        comparisons.item_ids[~shown],
+        match[sample],
+        comparisons.item_ids[sample],
         minimum=GAP_MINIMUM_PER_SIDE,
     )
     result = gap.as_dict()
@@ -212,7 +339,8 @@ def human_human_figure(comparisons: Comparisons, side: np.ndarray) -> dict[str, 
 
 
 def per_annotator_figures(comparisons: Comparisons) -> dict[str, dict[str, Any]]:
-    blind = ~comparisons.shown
+    """Each annotator's agreement with the model on their labels of the random blind sample."""
+    blind = comparisons.in_sample
     annotators, index = np.unique(comparisons.annotator_ids[blind], return_inverse=True)
     n = np.bincount(index, minlength=annotators.size)
     k = np.bincount(index, weights=comparisons.match[blind].astype(float), minlength=annotators.size)
@@ -222,12 +350,16 @@ def per_annotator_figures(comparisons: Comparisons) -> dict[str, dict[str, Any]]
 
 
 def suggestion_figures_compute(
-    comparisons: Comparisons, *, gold: tuple[np.ndarray, np.ndarray] | None = None
+    comparisons: Comparisons,
+    *,
+    gold: tuple[np.ndarray, np.ndarray] | None = None,
+    requests: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Every suggestion figure except the handoff evaluation (which handoff_evaluate adds).
 
     ``gold`` is (item ids, suggestion == gold) from :func:`gold_matches_load`; ``gold.agreement`` is the model's
-    accuracy against gold on those items (withheld, like every figure, below 5 comparisons).
+    accuracy against gold on those items (withheld, like every figure, below 5 comparisons). ``requests`` are the
+    label-request draws' own estimates (suggestions.evidence.request_estimates) for the sources split.
     """
     match, shown = comparisons.match, comparisons.shown
     blind = ~shown
@@ -236,7 +368,9 @@ def suggestion_figures_compute(
     items = comparisons.item_ids
     gold_items, gold_match = gold if gold is not None else (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
     return {
-        "blind": {"agreement": figure(agreement_estimate(match[blind], items[blind]))},
+        "blind": {"agreement": blind_agreement_figure(comparisons)},
+        "unaided": {"agreement": figure(agreement_estimate(match[blind], items[blind]))},
+        "blind_sources": blind_sources_figure(comparisons, requests),
         "shown": {"agreement": figure(agreement_estimate(match[shown], items[shown]))},
         "gold": {"agreement": figure(agreement_estimate(gold_match, gold_items))},
         "anchoring_gap": anchoring_gap_figure(comparisons),
@@ -261,7 +395,11 @@ def suggestion_figures_recompute(*, project_id: int) -> dict[str, Any]:
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return {}
-    figures = suggestion_figures_compute(comparisons_load(project=project), gold=gold_matches_load(project=project))
+    figures = suggestion_figures_compute(
+        comparisons_load(project=project),
+        gold=gold_matches_load(project=project),
+        requests=request_estimates(project=project),
+    )
     figures["counts"] = Item.objects.filter(project=project).aggregate(
         items=Count("id"),
         ok=Count("id", filter=Q(suggestion__status=Suggestion.Status.OK)),

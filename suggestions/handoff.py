@@ -1,4 +1,5 @@
-"""Handing the remaining items to the LLM, on evidence that the suggestion did not anchor: blind agreement only.
+"""Handing the remaining items to the LLM, on evidence that the suggestion did not anchor: blind agreement only,
+the design-based estimate over the fixed random blind sample (suggestions.figures), never the pooled unaided labels.
 
 Rules (Project.handoff_rule), both needing at least ``handoff_minimum_blind_comparisons`` blind comparisons:
 - ``point``: blind agreement ≥ ``handoff_agreement_threshold``;
@@ -31,13 +32,13 @@ from aggregation.figures.judgments import Judgments
 # The item-figures function, wherever aggregation keeps it: handoff aggregates use its definitions.
 from aggregation.figures.settings import FigureSettings
 from aggregation.maths.agreement import Estimate
-from aggregation.maths.comparisons import agreement_estimate, figure, handoff_decision
+from aggregation.maths.comparisons import handoff_decision
 from aggregation.maths.ifs import UNDEFINED
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance, ResponseAggregate
 from config import events
 from projects.models import PERMILLE, TIE, Item, Project, Response, Suggestion
 from suggestions.certification import labeling_figures
-from suggestions.figures import comparisons_load
+from suggestions.figures import blind_agreement_figure, comparisons_load
 from suggestions.models import HandoffDecision
 
 # A suggestion without (μ, ν) states a preference but no uncertainty. Handed-off aggregates then use these values
@@ -86,10 +87,8 @@ def handoff_evaluation(*, project: Project, blind: dict[str, Any]) -> dict[str, 
 
 
 def _fresh_evaluation(project: Project) -> dict[str, Any]:
-    comparisons = comparisons_load(project=project)
-    blind = ~comparisons.shown
-    estimate = agreement_estimate(comparisons.match[blind], comparisons.item_ids[blind])
-    return handoff_evaluation(project=project, blind=figure(estimate))
+    # The design-based figure over the random blind sample, as the stored one: never the pooled unaided labels.
+    return handoff_evaluation(project=project, blind=blind_agreement_figure(comparisons_load(project=project)))
 
 
 def _store_evaluation(project: Project, evaluation: dict[str, Any]) -> None:

@@ -9,10 +9,11 @@ model's answer that the person sees and keeps or changes, and no inclusion proba
 evidence about accuracy. The draws are reproducible from the project seed (aggregation.maths.sampling), and each request
 records its inclusion probability π, stratum and the model's confidence and answer at the time of the draw.
 
-Each drawn item is asked of ``labels_per_item`` annotators who have never held it (no assignment: they have not seen
-it, so nothing of the model's answer has reached them), chosen by a seeded draw per (item, annotator); a person with a
-verification request for an item gets no blind request for it, and the other way round. An item with
-no such annotator left is not requested; the estimators treat it as not answered.
+Each drawn item is asked of ``labels_per_item`` annotators who can sign in (an imported identity's shadow user cannot)
+and have never held it, labelled it or been shown its suggestion (so nothing of the model's answer has reached them),
+chosen by a seeded draw per (item, annotator); a person with a verification request for an item gets no blind request
+for it, and the other way round. An item with no such annotator left is not requested and counts as unstaffed
+(``items_unstaffed``); the estimators treat it as not answered.
 
 The confidence of a suggestion is p(preferred ≻ other) = 0.5 + |S_a − S_b|/4 from its (μ, ν) per response (the
 soft label of docs/DESIGN.md), in [0.5, 1]; a tie or a suggestion without values has none. The longest-response baseline
@@ -35,8 +36,8 @@ from django.db.models.functions import Length
 
 from aggregation.maths import sampling
 from aggregation.models import ItemAggregate, Provenance
-from annotation.models import Assignment, LabelRequest
-from projects.models import TIE, Membership, Project, Response, Suggestion, SuggestionValue
+from annotation.models import Annotation, Assignment, LabelRequest, SuggestionExposure
+from projects.models import TIE, ImportedAnnotator, Membership, Project, Response, Suggestion, SuggestionValue
 
 MAX_LABELS_PER_ITEM = 10
 MAX_REQUESTS = 100_000
@@ -128,14 +129,22 @@ def _annotators_for(
     *, project: Project, item_ids: list[int], external_ids: dict[int, str], kind: str, per_item: int
 ) -> dict[int, list[int]]:
     """Up to ``per_item`` annotators per item among those who never held it, in a seeded order."""
+    # Only people who can sign in: an imported identity's shadow user (inactive) would hold the request forever.
     annotators = list(
-        Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR)
+        Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR, user__is_active=True)
+        .exclude(user_id__in=ImportedAnnotator.objects.values("user_id"))
         .order_by("user_id")
         .values_list("user_id", flat=True)
     )
     held: dict[int, set[int]] = {}
-    for item_id, user_id in Assignment.objects.filter(item_id__in=item_ids).values_list("item_id", "annotator_id"):
-        held.setdefault(item_id, set()).add(user_id)
+    # Whoever held the item, labelled it (an imported label has no claim) or was shown its suggestion is not asked.
+    for model, person in (
+        (Assignment, "annotator_id"),
+        (Annotation, "annotator_id"),
+        (SuggestionExposure, "annotator_id"),
+    ):
+        for item_id, user_id in model.objects.filter(item_id__in=item_ids).values_list("item_id", person).order_by():
+            held.setdefault(item_id, set()).add(user_id)
     # Blind and verification requests exclude each other per person and item: a verifier sees the model's answer,
     # so cannot label the item blind, and one who holds it blind is never shown the answer to verify.
     other_kinds = (

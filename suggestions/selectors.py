@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Prefetch, QuerySet
+from django.utils.translation import gettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from aggregation.maths.comparisons import MINIMUM_COMPARISONS
@@ -48,6 +49,43 @@ def _figure(raw: Any) -> dict[str, Any]:
         "needed": raw.get("needed") or {},
         "reason": reason if value is None else None,
     }
+
+
+SOURCE_LABELS = {
+    "random_sample": gettext_lazy("Random blind sample"),
+    "calibration": gettext_lazy("Calibration requests"),
+    "certification": gettext_lazy("Certification requests"),
+    "audit": gettext_lazy("Audit requests"),
+    "verification": gettext_lazy("Blind verification requests"),
+    "after_label": gettext_lazy("After-label first saves"),
+    "import": gettext_lazy("Imported labels"),
+    "other": gettext_lazy("Other unexposed labels"),
+}
+
+
+def blind_source_rows(stored: dict[str, Any]) -> list[dict[str, Any]]:
+    """The card's split of unexposed labels by source (suggestions.figures.blind_sources_figure): each source with
+    labels, its n, how it enters blind agreement and, for a label-request draw, its own weighted estimate."""
+    rows = []
+    for source, entry in (stored.get("blind_sources") or {}).items():
+        if not isinstance(entry, dict) or not (entry.get("n") or entry.get("in_blind_agreement")):
+            continue
+        own = entry.get("estimate") or {}
+        ci = own.get("ci") or [None, None]
+        rows.append(
+            {
+                "source": source,
+                "label": SOURCE_LABELS.get(source, source),
+                "n": entry.get("n") or 0,
+                "items": entry.get("items") or 0,
+                "counted": bool(entry.get("in_blind_agreement")),
+                "use": entry.get("use") or "",
+                "estimate": own.get("value"),
+                "low": ci[0],
+                "high": ci[1],
+            }
+        )
+    return rows
 
 
 def _x(value: float) -> float:
@@ -105,6 +143,7 @@ def suggestion_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]
     )
 
     blind = _figure((stored.get("blind") or {}).get("agreement"))
+    unaided = _figure((stored.get("unaided") or {}).get("agreement"))
     shown = _figure((stored.get("shown") or {}).get("agreement"))
     gold = _figure((stored.get("gold") or {}).get("agreement"))
     if not gold["n"]:
@@ -123,6 +162,8 @@ def suggestion_card_context(*, user: AnyUser, project_id: int) -> dict[str, Any]
         "has_figures": bool(stored.get("blind")),
         "counts": counts,
         "blind": blind,
+        "unaided": unaided,
+        "blind_sources": blind_source_rows(stored),
         "shown": shown,
         "gold": gold,
         "gap": gap,

@@ -1,9 +1,13 @@
 """Human vs LLM figures for the blind-sample method: agreement, anchoring gap, handoff. Pure numpy, no Django.
 
-* **Blind agreement**: on labels given without any exposure to the LLM suggestion, the share where the human's
-  preferred response equals the suggestion's: how often the model agrees with unaided people. It is not the model's
+* **Blind agreement**: the model's agreement with unaided people on the population of items it would label,
+  estimated over the fixed random blind sample (:func:`design_agreement`): per sampled item the share of its unexposed
+  labels that equal the suggestion, weighted by 1/π of the item's inclusion probability (Hájek). It is not the model's
   accuracy: the people err too (annotators right 90 % of the time cap a perfect model's agreement near 0.9), and on
   a subjective task human-human agreement is its ceiling.
+* **Unaided agreement**: the same share pooled over every label saved without exposure, wherever it came from (the
+  blind sample, label requests drawn by confidence, after-label first saves, imports). It describes those labels,
+  not the population: a draw that oversamples hard items pulls it down.
 * **Model vs gold**: on items with a gold preference, the share where the suggestion equals gold: the model's
   accuracy against the reference answer (one comparison per item).
 * **Shown agreement**: the same as blind agreement on labels saved after seeing the suggestion.
@@ -28,6 +32,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from aggregation.maths import accuracy
 from aggregation.maths.agreement import Estimate
 from aggregation.maths.intervals import cluster_difference_interval, cluster_proportion_interval
 from aggregation.maths.minimums import MIN_COMPARISONS
@@ -100,6 +105,34 @@ def figure(estimate: Estimate, minimum: int = MINIMUM_COMPARISONS) -> dict[str, 
             "reason": f"needs {minimum} comparisons ({estimate.n} so far)",
         }
     return {**estimate.as_dict(), "reason": None}
+
+
+def design_agreement(
+    matches: ArrayLike, items: ArrayLike, probability: ArrayLike, level: float = 0.95
+) -> accuracy.DesignEstimate:
+    """Blind agreement over a random sample of items: the Hájek estimate of the population mean of the per-item
+    share of labels that agree with the model, each item weighted by 1/π (its inclusion probability, one per label
+    row, equal within an item). Items are the clusters, so an item with more labels weighs no more than another:
+    a label request that adds labels to hard items leaves the estimate's expectation where it was.
+    The interval is :func:`aggregation.maths.accuracy.hajek`'s (two-stage variance, Wilson on the effective n)."""
+    m, ids = _comparisons(matches, items)
+    p = np.asarray(probability, dtype=np.float64).ravel()
+    if p.shape != m.shape:
+        raise ValueError("probability needs one entry per comparison")
+    if not m.size:
+        return accuracy.hajek(np.zeros(0), np.zeros(0), level=level)
+    unique, index = np.unique(ids, return_inverse=True)
+    share, trials = accuracy.per_item_agreement(index.ravel(), m, unique.size)
+    item_probability = np.zeros(unique.size)
+    item_probability[index.ravel()] = p
+    return accuracy.hajek(share, item_probability, trials=trials, level=level)
+
+
+def design_figure(estimate: accuracy.DesignEstimate, minimum: int = MINIMUM_COMPARISONS) -> dict[str, Any]:
+    """:func:`figure` for a design-based estimate: ``n`` counts its labels, ``items`` the sampled items."""
+    base = figure(Estimate(value=estimate.value, n=estimate.labels, ci=estimate.ci), minimum)
+    se = estimate.se if base["value"] is not None else None
+    return {**base, "items": estimate.items, "se": se, "method": estimate.method}
 
 
 @dataclass(frozen=True, kw_only=True)

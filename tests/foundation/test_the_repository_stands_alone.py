@@ -26,7 +26,8 @@ def test_the_design_is_in_the_repository_and_every_mention_points_there():
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             for match in re.finditer(r"(\S*)DESIGN\.md", line):
-                if not match.group(1).endswith("docs/") and path.parent.name != "docs":
+                # The docs site's navigation names its pages relative to docs/.
+                if not match.group(1).endswith("docs/") and path.parent.name != "docs" and path.name != "mkdocs.yml":
                     loose.append(f"{path.relative_to(ROOT)}:{number}")
     assert loose == []
 

@@ -80,7 +80,7 @@ def label(
     AnnotationRevision.objects.create(
         annotation=annotation,
         number=1,
-        payload={"preferred": preferred},
+        payload=revision_payload(project, preferred),
         suggestion_shown=shown,
         accepted_suggestion=accepted,
     )
@@ -88,6 +88,22 @@ def label(
         SuggestionExposure.objects.create(project=project, item=item, annotator=annotator, kind=exposure)
     Item.objects.filter(pk=item.pk).update(annotation_count=F("annotation_count") + 1)
     return annotation
+
+
+def revision_payload(project: Project, preferred: int) -> dict:
+    """The judgment as the annotation services store it in a revision (annotation.saving)."""
+    values = []
+    if project.mode == Project.Mode.IFS:
+        for criterion in project.criteria.all():
+            for position in (0, 1):
+                mu, nu = EVEN if preferred == TIE else PREFERRED if position == preferred else OTHER
+                values.append({"response": position, "criterion": criterion.name, "mu": mu, "nu": nu})
+    return {
+        "mode": project.mode,
+        "values": values,
+        "binary_choice": preferred if project.mode == Project.Mode.BINARY else None,
+        "likert_value": _likert(project, preferred) if project.mode == Project.Mode.LIKERT else None,
+    }
 
 
 def ifs_values_set(annotation: Annotation, preferred: int) -> None:

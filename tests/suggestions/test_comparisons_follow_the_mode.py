@@ -6,11 +6,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Annotation, JudgmentValue, SuggestionExposure
+from annotation.models import Annotation, AnnotationRevision, JudgmentValue, SuggestionExposure
 from projects.models import TIE, Project
 from suggestions.figures import comparisons_load, suggestion_figures_recompute
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, SuggestionFactory, UserFactory
-from tests.suggestions.helpers import ifs_values_set, label
+from tests.suggestions.helpers import ifs_values_set, label, revision_payload
 
 pytestmark = pytest.mark.django_db
 
@@ -88,37 +88,43 @@ def test_failed_suggestions_are_never_compared():
     assert len(comparisons_load(project=project)) == 0
 
 
-def test_a_relabel_after_the_after_label_resolution_counts_as_shown():
+def test_a_change_at_the_after_label_resolution_keeps_the_unaided_label_as_the_blind_comparison():
     project, (first, second) = _project(Project.Mode.IFS, suggestion_display=Project.SuggestionDisplay.AFTER_LABEL)
     items = [ItemFactory(project=project) for _ in range(2)]
     for item in items:
         SuggestionFactory(item=item, preferred_position=1)
-    # Both label blind and disagree with the LLM.
+    # Both label unaided and disagree with the LLM.
     kept = label(project, items[0], first, 0)
     changed = label(project, items[1], second, 0)
     figures = suggestion_figures_recompute(project_id=project.pk)
-    assert figures["blind"]["agreement"]["n"] == 2
+    assert figures["unaided"]["agreement"]["n"] == 2
+    assert figures["blind_sources"]["after_label"]["n"] == 2
     assert figures["shown"]["agreement"]["n"] == 0
 
-    # The resolution page shows both of them the LLM's label; one keeps theirs, the other changes it: the change
-    # is a save after an exposure, so the annotation services mark it shown.
+    # The resolution page shows both of them the LLM's label; one keeps theirs, the other switches to the model's:
+    # the switch is a save after an exposure (a shown revision), but the first revision stays their unaided label.
     for annotation in (kept, changed):
         SuggestionExposure.objects.create(
             project=project, item=annotation.item, annotator=annotation.annotator, kind="resolution"
         )
     ifs_values_set(changed, 1)
     Annotation.objects.filter(pk=changed.pk).update(suggestion_shown=True, revision_count=2)
+    AnnotationRevision.objects.create(
+        annotation=changed, number=2, payload=revision_payload(project, 1), suggestion_shown=True, reason="resolution"
+    )
 
     figures = suggestion_figures_recompute(project_id=project.pk)
-    # One comparison a side: counted on the right side, and too few to show as a figure.
-    assert figures["blind"]["agreement"] == {
-        "value": None,
-        "n": 1,
-        "ci": None,
-        "reason": "needs 5 comparisons (1 so far)",
-    }
+    comparisons = comparisons_load(project=project)
+    blind = ~comparisons.shown
+    # Both unaided labels still disagree: switching did not turn the disagreement into a missing label.
+    assert sorted(comparisons.match[blind].tolist()) == [False, False]
+    assert figures["unaided"]["agreement"]["n"] == 2
+    assert figures["blind_sources"]["after_label"]["n"] == 2
+    # The switched label is the shown comparison, and it agrees.
+    assert comparisons.match[comparisons.shown].tolist() == [True]
     assert figures["shown"]["agreement"]["n"] == 1
-    assert figures["shown"]["agreement"]["value"] is None
+    # Nothing here is in the random blind sample (rate 0): blind agreement has no evidence, whatever was switched.
+    assert figures["blind"]["agreement"]["n"] == 0
 
 
 def _queries_for_recompute(project: Project) -> int:

@@ -41,7 +41,8 @@ def test_empty_state_before_any_suggestion(project, lead_client):
 
 
 def _labelled(project, annotator, annotator2, *, blind: int, shown: int) -> None:
-    items = [ItemFactory(project=project) for _ in range(blind + shown)]
+    # The blind labels are on items of the random blind sample: the only ones blind agreement is estimated from.
+    items = [ItemFactory(project=project, is_blind=index < blind) for index in range(blind + shown)]
     for index, item in enumerate(items):
         SuggestionFactory(item=item, preferred_position=0)
         is_shown = index >= blind
