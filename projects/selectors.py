@@ -30,7 +30,8 @@ _CRITERIA_ATTRIBUTE = "_penumbra_criteria"
 # cache outage (the cache fails open) could leave behind.
 CRITERIA_CACHE_SECONDS = 300
 CRITERIA_TOMBSTONE = "forgotten"
-CRITERIA_TOMBSTONE_SECONDS = 60
+# Long enough for any request that read the old rows before the commit to have tried its add.
+CRITERIA_TOMBSTONE_SECONDS = 10
 _RESPONSES_ATTRIBUTE = "_penumbra_responses"
 # The largest id a row can have (ids are 64-bit).
 ID_MAX = 2**63 - 1

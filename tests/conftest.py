@@ -50,6 +50,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: module(item) not in heavy_modules)
 
 
+@pytest.fixture(autouse=True)
+def _fast_paths_for_their_own_tests(request: pytest.FixtureRequest, settings) -> None:
+    """Tests of the hand-made fast paths themselves (marked ``fast_paths``: query and round-trip budgets, the caches)
+    keep them on when the suite runs with PENUMBRA_FAST_PATHS=0 (``make pytest-plain``)."""
+    if request.node.get_closest_marker("fast_paths") is not None:
+        settings.FAST_PATHS = True
+
+
 @pytest.fixture
 def lead(db):
     return UserFactory(username="lead")

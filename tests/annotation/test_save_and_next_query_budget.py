@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -22,9 +23,12 @@ from annotation.judgment import queue_offset
 from annotation.models import Annotation
 from projects import blind
 from projects.models import Item, Membership, Response, Suggestion
+from projects.selectors import criteria_cache_key
 from tests.aggregation.conftest import celery_configured
 from tests.annotation.conftest import item_url, next_url
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
+
+pytestmark = pytest.mark.fast_paths
 
 SAVE_AND_NEXT_BUDGET = 12
 NEXT_BUDGET = 8
@@ -65,6 +69,9 @@ def _project(n: int, annotator):
         [Suggestion(item=item, preferred_position=1, rationale="Longer.", model_name="t") for item in items],
         batch_size=2000,
     )
+    # The budgets are the steady state's: writing the project's criteria just now left a tombstone in the criteria
+    # cache (projects.selectors), which keeps them out of the cache for CRITERIA_TOMBSTONE_SECONDS.
+    cache.delete(criteria_cache_key(project.pk))
     return project
 
 

@@ -23,7 +23,7 @@ from tests.annotation.conftest import item_url, next_url
 from tests.annotation.test_save_and_next_query_budget import HTMX, _current_item, _form, _project
 from tests.factories import UserFactory
 
-pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.redis, pytest.mark.fast_paths, pytest.mark.django_db(transaction=True)]
 
 SAVE_AND_NEXT_ROUND_TRIPS = 2
 NEXT_ROUND_TRIPS = 1

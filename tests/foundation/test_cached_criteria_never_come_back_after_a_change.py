@@ -11,6 +11,8 @@ from django.test import override_settings
 from projects.models import Criterion, Project
 from projects.selectors import CRITERIA_TOMBSTONE, criteria_cache_key, project_criteria
 
+pytestmark = pytest.mark.fast_paths
+
 
 def _fresh(project: Project) -> Project:
     return Project.objects.get(pk=project.pk)
