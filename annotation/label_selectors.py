@@ -18,6 +18,7 @@ from annotation.checks import SKIP_REASONS
 from annotation.claims import assignment_drawn
 from annotation.ifs_presets import IFS_PRESETS, presets_attribute
 from annotation.models import Annotation, Assignment, LabelRequest
+from annotation.rendering import markdown_render, prompt_render
 from annotation.repeat_selectors import repeat_open_for
 from annotation.selectors import (
     PURPOSE_PAGE,
@@ -26,7 +27,6 @@ from annotation.selectors import (
     annotation_get_own,
     annotation_payload_preferred,
     live_claims_by_others,
-    markdown_render,
     suggestion_prefilled_values,
     suggestion_visible_for,
 )
@@ -194,7 +194,7 @@ def annotation_page_context(
         "skip_reasons": SKIP_REASONS,
         "ifs_presets_attribute": presets_attribute(),
         "suggestion_object": suggestion,
-        "prompt_html": markdown_render(item.prompt),
+        "prompt_html": prompt_render(prompt=item.prompt, messages=item.prompt_messages),
         "guidelines_html": markdown_render(project.guidelines) if project.guidelines else "",
         "responses": displayed,
         "criteria": criteria,

@@ -5,9 +5,10 @@ responses and aggregates in a handful of bulk queries, and yields one encoded li
 on the page size, never on the project size.
 
 Formats (one JSON object a line):
-- ``dpo``: TRL's ``prompt``, ``chosen``, ``rejected`` plus ``p_chosen``, ``margin``, ``hesitation``, ``agreement``,
-  ``n_annotators``, ``provenance``, ``tie`` and ``id``. Items with more than two responses give all pairs or only best
-  against worst (``pairs``).
+- ``dpo``: TRL's ``prompt``, ``chosen``, ``rejected`` (in TRL's conversational shape, the prompt as messages and
+  each answer as one assistant message, when the item is a conversation) plus ``p_chosen``, ``margin``,
+  ``hesitation``, ``agreement``, ``n_annotators``, ``provenance``, ``tie`` and ``id``. Items with more than two
+  responses give all pairs or only best against worst (``pairs``).
 - ``soft``: every unordered pair of responses (position order) with the soft label p(a ≻ b) = 0.5 + (S_a − S_b)/4.
 - ``ifs``: one line per item with the aggregated (μ, ν, π, S) of every response per operator and criterion
   (criterion ``overall`` is the criterion-weighted combination).
@@ -46,6 +47,7 @@ from aggregation.exports.options import ExportOptions as ExportOptions
 from aggregation.maths.ifs import TOLERANCE_SLACK
 from aggregation.models import ItemAggregate, ResponseAggregate
 from annotation.models import Annotation, JudgmentValue, SuggestionExposure
+from projects import conversation
 from projects.models import TIE, Criterion, Item, Project, Response
 
 # One encoder for every line: json.dumps with options builds a new encoder per call.
@@ -101,7 +103,7 @@ _AGGREGATE_FIELDS = (
 class _Aggregate(NamedTuple):
     item_id: int
     external_id: str
-    prompt: str
+    prompt: str | list[dict[str, str]]  # the messages when the item is a conversation (TRL's conversational shape)
     provenance: str
     best: int | None
     worst: int | None
@@ -127,10 +129,10 @@ def _aggregate_pages(project: Project, options: ExportOptions, chunk_size: int) 
         if not page:
             return
         texts = {
-            item_id: (external_id, prompt)
-            for item_id, external_id, prompt in _among(Item.objects.all(), "id", [row[0] for row in page]).values_list(
-                "id", "external_id", "prompt"
-            )
+            item_id: (external_id, prompt if messages is None else conversation.trl_messages(messages))
+            for item_id, external_id, prompt, messages in _among(
+                Item.objects.all(), "id", [row[0] for row in page]
+            ).values_list("id", "external_id", "prompt", "prompt_messages")
         }
         yield [_Aggregate(row[0], *texts[row[0]], *row[1:]) for row in page]
         last = page[-1][0]
@@ -233,6 +235,11 @@ def _dpo_pairs(responses: dict[int, _ResponseScore], row: _Aggregate, pairs: str
         )
 
 
+def _answer(row: _Aggregate, text: str) -> str | list[dict[str, str]]:
+    """A response as TRL reads it: a text, or one assistant message when the prompt is a conversation."""
+    return text if isinstance(row.prompt, str) else conversation.assistant_turn(text)
+
+
 def _dpo_lines(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[tuple[int, list[str]]]:
     for page in _aggregate_pages(project, options, chunk_size):
         responses = _responses_for(page, project.aggregation_operator)
@@ -248,8 +255,8 @@ def _dpo_lines(project: Project, options: ExportOptions, chunk_size: int) -> Ite
                     _line(
                         {
                             "prompt": row.prompt,
-                            "chosen": pair.chosen.text,
-                            "rejected": pair.rejected.text,
+                            "chosen": _answer(row, pair.chosen.text),
+                            "rejected": _answer(row, pair.rejected.text),
                             "p_chosen": _rounded(pair.p_chosen),
                             "margin": _rounded(pair.margin),
                             "hesitation": _rounded(pair.hesitation),

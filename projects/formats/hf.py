@@ -6,8 +6,9 @@ Shapes: standard (``prompt``, ``chosen``, ``rejected`` texts); conversational (c
 start, as TRL's ``extract_prompt`` reads it, and for Anthropic HH strings everything up to the last shared
 "\\n\\nAssistant: " turn); and UltraFeedback-binarized, whose ``chosen``/``rejected`` repeat the user turn of an
 explicit ``prompt`` (the shared turns are cut from both). A response is the text of what remains (its messages'
-contents, never a role marker); it may be empty, as in the native import. A prompt of several turns keeps them, a
-role per turn.
+contents, never a role marker); it may be empty, as in the native import. A conversational prompt (chat messages,
+the turns the answers share, or an HH dialogue split into turns) is handed on as its messages, which the item keeps
+(``Item.prompt_messages``), so the export can give TRL's conversational shape back.
 
 Items: the id is ``id`` or ``prompt_id`` when the dataset has one (else a hash of the content, the same on every
 import). The chosen answer's position is drawn from the project seed; the preference becomes gold, the suggestion
@@ -27,6 +28,7 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
+from projects import conversation
 from projects.blind import trl_chosen_first
 from projects.formats.common import (
     Converted,
@@ -51,7 +53,7 @@ RATING_COLUMNS = (
 MODEL_COLUMNS = (("chosen_model", "rejected_model"), ("chosen-model", "rejected-model"))
 DEFAULT_ANNOTATOR = "hf-dataset"
 PARQUET_MAGIC = b"PAR1"
-HH_TURN = "\n\nAssistant: "
+HH_TURN = conversation.HH_ASSISTANT
 
 
 def _rows(handle: IO[bytes]) -> Iterator[tuple[int, str, Any]]:
@@ -94,13 +96,6 @@ def _chat_text(messages: list[dict[str, Any]]) -> str:
     return "\n\n".join(_content(m) for m in messages)
 
 
-def _prompt_text(messages: list[dict[str, Any]]) -> str:
-    """A prompt: one message is its content; a conversation keeps who said what."""
-    if len(messages) == 1:
-        return _content(messages[0])
-    return "\n\n".join(f"**{m.get('role', 'message')}:** {_content(m)}" for m in messages)
-
-
 def _shared_turns(chosen: list[dict[str, Any]], rejected: list[dict[str, Any]]) -> int:
     shared = 0
     while shared < min(len(chosen), len(rejected)) and chosen[shared] == rejected[shared]:
@@ -121,24 +116,15 @@ def _implicit_text_prompt(chosen: str, rejected: str) -> int:
     return shared
 
 
-def _hh_prompt(text: str) -> str:
-    """An HH prompt ("\\n\\nHuman: …\\n\\nAssistant: …") as turns, the way TRL's hh-rlhf script splits it."""
-    body = text[: -len(HH_TURN)] if text.endswith(HH_TURN) else text
-    parts = [p for p in body.split("\n\nHuman: ") if p]
-    turns: list[dict[str, Any]] = []
-    for part in parts:
-        user, *assistant = part.split(HH_TURN)
-        turns.append({"role": "user", "content": user})
-        turns.extend({"role": "assistant", "content": a} for a in assistant)
-    return _prompt_text(turns)
-
-
-def _pair(row: dict[str, Any]) -> tuple[str, str, str]:
-    """(prompt, chosen, rejected) as texts, with the shared prompt cut from the answers."""
+def _pair(row: dict[str, Any]) -> tuple[str | list[dict[str, Any]], str, str]:
+    """(prompt, chosen, rejected), with the shared prompt cut from the answers: the answers as texts, the prompt as
+    a text or, when the source is a conversation (chat messages or Anthropic HH), as its messages."""
     prompt, chosen, rejected = row.get("prompt"), row["chosen"], row["rejected"]
     if _is_chat(chosen) and _is_chat(rejected):
         shared = _shared_turns(chosen, rejected)
-        if prompt in (None, "", []):
+        if prompt in (None, "", []) or (isinstance(prompt, str) and shared):
+            # No prompt column, or a text one that the answers repeat as their first turns (UltraFeedback
+            # binarized): the shared turns are the conversation.
             if shared == 0:
                 raise RecordInvalid(f"{TOOL} row has no prompt column and chosen and rejected share no first turn")
             prompt = chosen[:shared]
@@ -149,17 +135,19 @@ def _pair(row: dict[str, Any]) -> tuple[str, str, str]:
             if not chosen[:cut].strip():
                 raise RecordInvalid(f"{TOOL} row has no prompt column and chosen and rejected share no prompt")
             text = chosen[:cut]
-            shown = _hh_prompt(text) if text.startswith("\n\nHuman: ") else text
+            shown: str | list[dict[str, Any]] = text
+            if text.startswith(conversation.HH_HUMAN):
+                shown = conversation.hh_messages(text)
             return shown, chosen[cut:], rejected[cut:]
         return _prompt_of(prompt), chosen, rejected
     raise RecordInvalid(f"{TOOL} chosen and rejected must both be texts or both be chat messages")
 
 
-def _prompt_of(value: Any) -> str:
+def _prompt_of(value: Any) -> str | list[dict[str, Any]]:
     if isinstance(value, str) and value.strip():
         return value
     if _is_chat(value) and value:
-        return _prompt_text(value)
+        return list(value)  # checked as messages by the native import (projects.imports.rows)
     raise RecordInvalid(f"{TOOL} prompt must be a non-empty text or chat messages")
 
 
