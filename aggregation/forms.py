@@ -202,6 +202,7 @@ class ExportForm(TextRuleForm):
             ("soft", "Soft labels p(a ≻ b)"),
             ("ifs", "IFS aggregates"),
             ("annotations", "Raw annotations"),
+            ("rankings", "Rankings (three responses or more, with every implied pair)"),
         ],
         initial="dpo",
     )

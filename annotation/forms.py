@@ -51,6 +51,13 @@ def annotation_post_parse(
         arguments["values"] = values
     elif project.mode == Project.Mode.BINARY:
         arguments["binary_choice"] = _maybe_int(data.get("binary_choice"))
+        ranking = [_maybe_int(part) for part in (data.get("ranking") or "").split(",")[:20] if part.strip()]
+        if ranking:
+            # A ranking (three responses or more) names the best itself: the choice is its head.
+            arguments["ranking"] = ranking
+            posted["ranking"] = ranking
+            if arguments["binary_choice"] is None:
+                arguments["binary_choice"] = ranking[0]
         if isinstance(arguments["binary_choice"], int):
             posted["binary_choice"] = arguments["binary_choice"]
         else:

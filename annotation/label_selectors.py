@@ -14,7 +14,7 @@ from django.db.models import Exists
 from django.utils import timezone
 
 from annotation import judgment
-from annotation.checks import SKIP_REASONS
+from annotation.checks import RANKING_MIN, SKIP_REASONS
 from annotation.claims import assignment_drawn
 from annotation.ifs_presets import IFS_PRESETS, presets_attribute
 from annotation.models import Annotation, Assignment, LabelRequest
@@ -154,6 +154,10 @@ def annotation_page_context(
             TIE if suggestion.preferred_position is None else suggestion.preferred_position, project.likert_points
         )
 
+    ranking_rows, ranking_value = _ranking_rows(
+        project=project, order=order, labels=labels, stored=annotation.ranking if annotation else None, posted=posted
+    )
+
     likert_scale = []
     if project.mode == Project.Mode.LIKERT and len(order) == 2:
         points = project.likert_points
@@ -204,6 +208,8 @@ def annotation_page_context(
         "binary_options": [(labels[p], p) for p in order] + [("Tie", TIE)],
         "likert_value": likert_value,
         "likert_scale": likert_scale,
+        "ranking_rows": ranking_rows,
+        "ranking_value": ranking_value,
         "suggestion": shown,
         "stage": stage,
         "verifying": verifying,
@@ -244,3 +250,23 @@ def assignment_for_page(*, project: Project, item: Item, annotator: AbstractBase
     if not room and not found["requested"]:
         return None
     return assignment_drawn(project=project, item=item, annotator=annotator, now=now, expires_at=now)
+
+
+def _ranking_rows(
+    *,
+    project: Project,
+    order: list[int],
+    labels: dict[int, str],
+    stored: list[int] | None,
+    posted: dict[str, Any] | None,
+) -> tuple[list[dict[str, Any]], str]:
+    """The ranking input of a binary item with three responses or more: its rows (the saved or posted ranking, else
+    the screen order) and the hidden field's value, empty until the annotator has ranked (no order is assumed)."""
+    if project.mode != Project.Mode.BINARY or len(order) < RANKING_MIN:
+        return [], ""
+    ranking = (posted or {}).get("ranking") or stored
+    valid = isinstance(ranking, list) and sorted(ranking) == sorted(order)
+    shown = list(ranking) if valid else list(order)
+    keys = {position: index + 1 for index, position in enumerate(order)}
+    rows = [{"position": p, "label": labels[p], "key": keys[p]} for p in shown]
+    return rows, ",".join(str(p) for p in shown) if valid else ""

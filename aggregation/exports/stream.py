@@ -12,6 +12,8 @@ Formats (one JSON object a line):
 - ``soft``: every unordered pair of responses (position order) with the soft label p(a ≻ b) = 0.5 + (S_a − S_b)/4.
 - ``ifs``: one line per item with the aggregated (μ, ν, π, S) of every response per operator and criterion
   (criterion ``overall`` is the criterion-weighted combination).
+- ``rankings``: one line per ranked label (aggregation.exports.rankings): the responses best first and every pair
+  that order implies.
 - ``annotations``: one line per raw label: values, binary choice or Likert value, blind/shown flags, the suggestion
   exposures of that annotator for that item, the response order they saw and the time spent.
 
@@ -44,6 +46,7 @@ from django.db.models.functions import Coalesce
 # The options and their check live in aggregation.exports.options.
 from aggregation.exports.options import DEFAULT_CHUNK_SIZE, OVERALL, check_export_options
 from aggregation.exports.options import ExportOptions as ExportOptions
+from aggregation.exports.rankings import ranking_lines
 from aggregation.maths.ifs import TOLERANCE_SLACK
 from aggregation.models import ItemAggregate, ResponseAggregate
 from annotation.models import Annotation, JudgmentValue, SuggestionExposure
@@ -480,6 +483,7 @@ _GENERATORS: dict[str, Callable[[Project, ExportOptions, int], Iterator[tuple[in
     "soft": _soft_lines,
     "ifs": _ifs_lines,
     "annotations": _annotation_lines,
+    "rankings": lambda project, options, chunk_size: ranking_lines(project, chunk_size),
 }
 
 
@@ -487,6 +491,8 @@ def export_count(*, project: Project, options: ExportOptions) -> int:
     """How many units the progress bar counts: annotations for ``annotations``, aggregated items otherwise."""
     if options.format == "annotations":
         return Annotation.objects.filter(project=project).count()
+    if options.format == "rankings":
+        return Annotation.objects.filter(project=project, ranking__isnull=False).count()
     return _aggregate_rows(project, options).count()
 
 
