@@ -78,7 +78,7 @@
     event.preventDefault();
     dragging = handle.closest(".ranking-row");
     dragging.classList.add("dragging");
-    handle.setPointerCapture(event.pointerId);
+    try { handle.setPointerCapture(event.pointerId); } catch (e) { /* a pointer already gone: the drag still follows moves */ }
   }
   function onPointerMove(event) {
     if (!dragging) return;
