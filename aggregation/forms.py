@@ -203,6 +203,7 @@ class ExportForm(TextRuleForm):
             ("ifs", "IFS aggregates"),
             ("annotations", "Raw annotations"),
             ("rankings", "Rankings (three responses or more, with every implied pair)"),
+            ("kto", "KTO: each response desirable or not (prompt, completion, label)"),
         ],
         initial="dpo",
     )

@@ -179,6 +179,7 @@ def _progress_context(dashboard: Dashboard) -> dict[str, Any]:
         "items_progress": share("items_done", "items_total"),
         "labels_progress": share("labels_done", "labels_needed"),
         "annotator_progress": annotator_rows,
+        "judgment_kinds": _dict(progress.get("judgment_kinds")),
     }
 
 

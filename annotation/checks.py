@@ -226,6 +226,19 @@ def check_ranking(
     return order
 
 
+def check_both_bad(*, project: Project, responses: Sequence[Response], both_bad: Any, binary_choice: Any) -> bool:
+    """ "Both bad" is a binary judgment of two responses (three or more are ranked); it stands for a tie."""
+    if both_bad in (None, False, ""):
+        return False
+    if both_bad is not True:
+        raise ValidationError({"both_bad": "Expected true or false."})
+    if project.mode != Project.Mode.BINARY or len(responses) != 2:
+        raise ValidationError({"both_bad": "Only a binary choice between two responses can say both are bad."})
+    if binary_choice not in (None, "", TIE):
+        raise ValidationError({"both_bad": "Both bad prefers neither response: leave the choice out, or give -1."})
+    return True
+
+
 def check_client_token(client_token: Any) -> str | None:
     if client_token in (None, ""):
         return None

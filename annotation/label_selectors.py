@@ -143,10 +143,12 @@ def annotation_page_context(
             entry.cells.append(SliderCell(criterion=criterion, mu=mu, nu=nu, error=error))
         displayed.append(entry)
 
-    binary_choice = annotation.binary_choice if annotation else None
+    both_bad = bool(annotation and annotation.both_bad)
+    binary_choice = annotation.binary_choice if annotation and not both_bad else None
     likert_value = annotation.likert_value if annotation else None
     if posted is not None:
-        binary_choice = posted.get("binary_choice", binary_choice)
+        both_bad = bool(posted.get("both_bad"))
+        binary_choice = posted.get("binary_choice", None if both_bad else binary_choice)
         likert_value = posted.get("likert_value", likert_value)
     if suggestion is not None and (accept_values or (verifying and posted is None)):
         binary_choice = suggestion.preferred_position
@@ -208,6 +210,7 @@ def annotation_page_context(
         "binary_options": [(labels[p], p) for p in order] + [("Tie", TIE)],
         "likert_value": likert_value,
         "likert_scale": likert_scale,
+        "both_bad": both_bad,
         "ranking_rows": ranking_rows,
         "ranking_value": ranking_value,
         "suggestion": shown,

@@ -71,6 +71,9 @@ class Annotation(models.Model):
     # Binary, three responses or more: the full order, stored positions best first (annotation.checks.check_ranking).
     # Its head is the binary choice, so every binary figure reads a ranking as its pick and k = 2 is untouched.
     ranking = models.JSONField(null=True, blank=True)
+    # Binary: "both bad", a tie for every preference figure (binary_choice is TIE) that the dashboard and the KTO
+    # export keep apart from a tie between two good answers.
+    both_bad = models.BooleanField(default=False, db_default=False)
     # True once any suggestion exposure of this item to this annotator preceded a save: never blind again.
     suggestion_shown = models.BooleanField(default=False)
     accepted_suggestion = models.BooleanField(default=False)
@@ -96,6 +99,10 @@ class Annotation(models.Model):
                     Exact(Cast(KeyTextTransform("0", "ranking"), IntegerField()), F("binary_choice")),
                 ),
                 name="annotation_ranking_heads_the_choice",
+            ),
+            models.CheckConstraint(
+                condition=Q(both_bad=False) | Q(mode="binary", binary_choice=TIE, ranking__isnull=True),
+                name="annotation_both_bad_is_a_binary_tie",
             ),
         ]
         indexes = [

@@ -20,6 +20,7 @@ from django.utils import timezone
 from annotation import judgment
 from annotation.checks import (
     check_annotator_of,
+    check_both_bad,
     check_client_token,
     check_judgment,
     check_ranking,
@@ -41,7 +42,7 @@ from annotation.request_selectors import requests_to_serve
 from annotation.studies import selectors as crossover_selectors
 from config import compiled_sql
 from config.bulk import RowUpdate, insert_together
-from projects.models import Criterion, Item, Project, Response
+from projects.models import TIE, Criterion, Item, Project, Response
 from projects.selectors import item_responses, project_criteria
 
 # One save never adds more than an hour: a tab left open overnight is not an hour of work.
@@ -60,7 +61,8 @@ class SaveRequest:
     ``values``: for IFS projects, one mapping per response × criterion:
     ``{"response": <stored position>, "criterion": <criterion name>, "mu": <0..1000>, "nu": <0..1000>}``.
     ``binary_choice``: stored position or -1 (tie). ``ranking`` (binary, three responses or more): stored positions
-    best first, its head the choice. ``likert_value``: 1..k, 1 = position 0 strongly preferred.
+    best first, its head the choice. ``both_bad`` (binary, two responses): a tie that says neither is good.
+    ``likert_value``: 1..k, 1 = position 0 strongly preferred.
     The same ``client_token`` twice (double click, retry) is one revision. ``accepted``: the shown suggestion was
     accepted. ``reason``: one of :data:`REVISION_REASONS`; ``source``: one of :data:`SOURCES`.
     """
@@ -69,6 +71,7 @@ class SaveRequest:
     binary_choice: int | str | None = None
     likert_value: int | str | None = None
     ranking: Sequence[Any] | None = None
+    both_bad: bool = False
     client_token: str | None = None
     time_spent_ms: int | str = 0
     accepted: bool = False
@@ -89,6 +92,7 @@ class Checked:
     choice: int | None
     point: int | None
     ranking: list[int] | None = None
+    both_bad: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +155,10 @@ def save_check(*, project: Project, item: Item, annotator: AbstractBaseUser, sav
         raise ValidationError({"source": f"Expected one of {', '.join(SOURCES)}."})
     token = check_client_token(save.client_token)
     responses, criteria = item_responses(item), project_criteria(project)
-    binary_choice = save.binary_choice
+    both_bad = check_both_bad(
+        project=project, responses=responses, both_bad=save.both_bad, binary_choice=save.binary_choice
+    )
+    binary_choice = TIE if both_bad else save.binary_choice
     if save.ranking and binary_choice in (None, "") and save.ranking[0] is not None:
         binary_choice = save.ranking[0]  # a ranking alone says which response is best
     cleaned, choice, point = check_judgment(
@@ -163,7 +170,7 @@ def save_check(*, project: Project, item: Item, annotator: AbstractBaseUser, sav
         likert_value=save.likert_value,
     )
     ranking = check_ranking(project=project, responses=responses, ranking=save.ranking, choice=choice)
-    return Checked(project, method_study, token, responses, criteria, cleaned, choice, point, ranking)
+    return Checked(project, method_study, token, responses, criteria, cleaned, choice, point, ranking, both_bad)
 
 
 def save_lock(*, project: Project, item: Item, annotator: AbstractBaseUser, now: datetime) -> Locked:
@@ -268,6 +275,7 @@ def save_write(*, plan: SavePlan, item: Item, annotator: AbstractBaseUser) -> An
     annotation.binary_choice = plan.checked.choice
     annotation.likert_value = plan.checked.point
     annotation.ranking = plan.checked.ranking
+    annotation.both_bad = plan.checked.both_bad
     annotation.suggestion_shown = plan.shown
     annotation.accepted_suggestion = bool(save.accepted)
     annotation.time_spent_ms = min(annotation.time_spent_ms + plan.spent, 2**31 - 1)
@@ -331,6 +339,7 @@ def _values_and_revision(*, plan: SavePlan, annotation: Annotation) -> tuple[lis
             "binary_choice": checked.choice,
             "likert_value": checked.point,
             "ranking": checked.ranking,
+            "both_bad": checked.both_bad,
             "response_order": annotation.response_order,
             "accepted": bool(save.accepted),
             "source": save.source,

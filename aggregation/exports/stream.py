@@ -14,6 +14,7 @@ Formats (one JSON object a line):
   (criterion ``overall`` is the criterion-weighted combination).
 - ``rankings``: one line per ranked label (aggregation.exports.rankings): the responses best first and every pair
   that order implies.
+- ``kto``: TRL's unpaired ``prompt``, ``completion``, ``label`` from per-response judgments (aggregation.exports.kto).
 - ``annotations``: one line per raw label: values, binary choice or Likert value, blind/shown flags, the suggestion
   exposures of that annotator for that item, the response order they saw and the time spent.
 
@@ -42,6 +43,8 @@ from typing import Any, NamedTuple
 from django.db import connection
 from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
+
+from aggregation.exports.kto import kto_lines
 
 # The options and their check live in aggregation.exports.options.
 from aggregation.exports.options import DEFAULT_CHUNK_SIZE, OVERALL, check_export_options
@@ -484,6 +487,7 @@ _GENERATORS: dict[str, Callable[[Project, ExportOptions, int], Iterator[tuple[in
     "ifs": _ifs_lines,
     "annotations": _annotation_lines,
     "rankings": lambda project, options, chunk_size: ranking_lines(project, chunk_size),
+    "kto": lambda project, options, chunk_size: kto_lines(project, _aggregate_rows(project, options), chunk_size),
 }
 
 
