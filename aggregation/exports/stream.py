@@ -409,6 +409,8 @@ def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int)
             "source",
             "created_at",
             "updated_at",
+            "ranking",
+            "both_bad",
         )
     )
     last = 0
@@ -458,6 +460,8 @@ def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int)
             source,
             created_at,
             updated_at,
+            ranking,
+            both_bad,
         ) in page:
             row = {
                 "item": external_id,
@@ -465,6 +469,8 @@ def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int)
                 "mode": mode,
                 "response_order": response_order,
                 "choice": binary_choice,
+                "ranking": ranking,
+                "both_bad": both_bad,
                 "likert": likert_value,
                 "values": values.get(annotation_id, []),
                 "blind": not suggestion_shown,

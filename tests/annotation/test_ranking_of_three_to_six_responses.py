@@ -118,3 +118,25 @@ def test_the_rankings_export_lists_the_order_and_every_implied_pair(annotator):
         (3, 1), (3, 0), (3, 2), (1, 0), (1, 2), (0, 2)
     }  # fmt: skip
     assert line["pairs"][0]["chosen"] == "Answer three."
+    # The raw labels carry the ranking too, beside the choice it heads.
+    (raw,) = [json.loads(x) for x in export_lines(project=project, options=ExportOptions(format="annotations"))]
+    assert (raw["ranking"], raw["choice"], raw["both_bad"]) == ([3, 1, 0, 2], 3, False)
+
+
+def test_the_api_saves_a_ranking_and_a_both_bad_and_reads_them_back(annotator, annotator_client):
+    ranked = _project(annotator, responses=ANSWERS[:3])
+    url = f"/api/projects/{ranked.pk}/annotations/"
+    item = ranked.items.get()
+    saved = annotator_client.post(url, {"item": item.pk, "ranking": [1, 2, 0]}, content_type="application/json")
+    assert saved.status_code == 201, saved.content
+    assert (saved.json()["ranking"], saved.json()["binary_choice"]) == ([1, 2, 0], 1)
+
+    pair = _project(annotator, responses=ANSWERS[:2])
+    url = f"/api/projects/{pair.pk}/annotations/"
+    item = pair.items.get()
+    saved = annotator_client.post(url, {"item": item.pk, "both_bad": True}, content_type="application/json")
+    assert saved.status_code == 201, saved.content
+    assert (saved.json()["both_bad"], saved.json()["binary_choice"]) == (True, -1)
+    refused = annotator_client.post(url, {"item": item.pk, "ranking": [0, 1]}, content_type="application/json")
+    assert refused.status_code == 400
+    assert "Two responses are compared with a choice" in refused.content.decode()
