@@ -269,7 +269,7 @@ def _ranking_rows(
         return [], ""
     ranking = (posted or {}).get("ranking") or stored
     valid = isinstance(ranking, list) and sorted(ranking) == sorted(order)
-    shown = list(ranking) if valid else list(order)
+    shown: list[int] = list(ranking) if isinstance(ranking, list) and valid else list(order)
     keys = {position: index + 1 for index, position in enumerate(order)}
     rows = [{"position": p, "label": labels[p], "key": keys[p]} for p in shown]
     return rows, ",".join(str(p) for p in shown) if valid else ""

@@ -80,7 +80,7 @@ def _labels(
     band: float,
 ) -> list[tuple[int, str, bool, float | None, str]]:
     """(position, text, label, score, source) for the responses this item labels (see the module docstring)."""
-    out = []
+    out: list[tuple[int, str, bool, float | None, str]] = []
     if votes is not None:
         if votes[True] * 2 > sum(votes.values()):
             return [(p, text, False, None, "both_bad") for p, (_, text) in sorted(responses.items())]

@@ -48,7 +48,7 @@ def ranking_lines(project: Project, chunk_size: int) -> Iterator[tuple[int, list
 
 
 def _line(
-    ranking: list[int],
+    ranking: Any,  # list[int]: the query filters on a stored ranking
     texts: dict[int, tuple[str, str]],
     external_id: str,
     prompt: str,
