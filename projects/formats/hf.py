@@ -10,6 +10,9 @@ contents, never a role marker); it may be empty, as in the native import. A conv
 the turns the answers share, or an HH dialogue split into turns) is handed on as its messages, which the item keeps
 (``Item.prompt_messages``), so the export can give TRL's conversational shape back.
 
+UltraFeedback's own rows (``instruction``, ``completions``) give one item with every completion as a response (four
+in the released set), their scores and critiques kept for the lead.
+
 Items: the id is ``id`` or ``prompt_id`` when the dataset has one (else a hash of the content, the same on every
 import). The chosen answer's position is drawn from the project seed; the preference becomes gold, the suggestion
 or nothing (``trl_chosen_as``). Models come from ``chosen_model``/``rejected_model`` (or ``chosen-model``/…). Every
@@ -173,6 +176,12 @@ def items(handle: IO[bytes], *, options: Options | None = None, seed: int = 0, c
     out = Converted()
     for number_, name, record in _rows(handle):
         source = Source(number_, name)
+        if isinstance(record, dict) and "completions" in record and "instruction" in record:
+            try:
+                out.rows.append((source, _completions_row(record)))
+            except RecordInvalid as exc:
+                out.errors.append((source, str(exc)))
+            continue
         try:
             row = _checked(record)
             prompt, chosen, rejected = _pair(row)
@@ -196,6 +205,37 @@ def items(handle: IO[bytes], *, options: Options | None = None, seed: int = 0, c
             native["suggestion"] = {"preferred": chosen_at, "model": "dataset-chosen"}
         out.rows.append((source, native))
     return out
+
+
+def _completions_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An UltraFeedback row (``instruction``, ``completions`` [{"model", "response", …}]): every completion is a
+    response, in the file's order (k may exceed two: a binary project ranks them). Scores, critiques and the
+    reference answers would tell annotators the answer, so they stay in the lead-only metadata."""
+    instruction, completions = row["instruction"], row["completions"]
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise RecordInvalid(f"{TOOL} instruction must be a non-empty text")
+    if not isinstance(completions, list) or len(completions) < 2:
+        raise RecordInvalid(f"{TOOL} completions must be a list of at least 2 completions")
+    responses = []
+    for index, completion in enumerate(completions):
+        if not isinstance(completion, dict) or not isinstance(completion.get("response"), str):
+            raise RecordInvalid(f"{TOOL} completions[{index}] has no response text")
+        responses.append({"text": completion["response"], "model": str(completion.get("model") or "")[:200]})
+    ids = [row.get(c) for c in ID_COLUMNS if isinstance(row.get(c), str | int) and str(row.get(c)).strip()]
+    content = json.dumps([instruction, [r["text"] for r in responses]], ensure_ascii=False)
+    item_id = str(ids[0]).strip() if ids else "hf-" + hashlib.sha1(content.encode()).hexdigest()[:16]
+    return {
+        "id": item_id,
+        "prompt": instruction,
+        "responses": responses,
+        "lead_metadata": lead_only(
+            {
+                **{k: v for k, v in row.items() if k not in ("instruction", "completions")},
+                # The texts are the responses; the rest of each completion (scores, critique) is the lead's.
+                "completions": [{k: v for k, v in c.items() if k != "response"} for c in completions],
+            }
+        ),
+    }
 
 
 def _ratings(row: dict[str, Any]) -> tuple[float, float]:
