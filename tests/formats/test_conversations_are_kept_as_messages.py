@@ -9,6 +9,7 @@ import json
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 
 from aggregation.exports.stream import ExportOptions, export_lines
 from projects.imports.items import ImportRejected
@@ -160,3 +161,14 @@ def test_the_database_refuses_a_conversation_that_is_not_a_list_of_messages(bad)
     item = ItemFactory(project=ProjectFactory())
     with pytest.raises(IntegrityError), transaction.atomic():
         Item.objects.filter(pk=item.pk).update(prompt_messages=bad)
+
+
+def test_the_leads_item_review_shows_the_same_chat(project, lead_client):
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Why is the sky blue?"}]
+    item = ItemFactory(project=project, prompt="flattened", prompt_messages=messages)
+
+    html = lead_client.get(reverse("item_review", kwargs={"project_id": project.pk, "item_id": item.pk})).content
+    page = html.decode()
+
+    assert '<li class="turn turn-system"><details><summary>System prompt</summary>' in page
+    assert '<div class="turn-role">User</div><div class="md" dir="auto"><p>Why is the sky blue?</p>' in page
