@@ -288,7 +288,9 @@ class ExportQuerySerializer(serializers.Serializer):
 
 
 EXPORT_PARAMETERS = [
-    OpenApiParameter("format", str, enum=FORMATS, description="dpo (default), soft, ifs or annotations."),
+    OpenApiParameter(
+        "format", str, enum=FORMATS, description="dpo (default), soft, ifs, annotations, rankings or kto."
+    ),
     OpenApiParameter("min_annotators", int),
     OpenApiParameter("max_hesitation", float, description="IFS only: binary and Likert items have no hesitation."),
     OpenApiParameter("min_agreement", float, description="Item agreement among annotators; every mode has one."),

@@ -202,6 +202,8 @@ class ExportForm(TextRuleForm):
             ("soft", "Soft labels p(a ≻ b)"),
             ("ifs", "IFS aggregates"),
             ("annotations", "Raw annotations"),
+            ("rankings", "Rankings (three responses or more, with every implied pair)"),
+            ("kto", "KTO: each response desirable or not (prompt, completion, label)"),
         ],
         initial="dpo",
     )

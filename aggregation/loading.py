@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import Max, Value
-from django.db.models.functions import Coalesce
+from django.db.models import IntegerField, Max, Value
+from django.db.models.functions import Cast, Coalesce
 
 from aggregation.figures.judgments import NO_BINARY, FloatArray, IntArray, Judgments
 from aggregation.figures.settings import FigureSettings
@@ -110,17 +110,20 @@ def judgments_load(
             Coalesce("values__criterion_id", Value(-1)),
             Coalesce("values__mu", Value(0)),
             Coalesce("values__nu", Value(0)),
+            Cast("both_bad", IntegerField()),
         ),
-        10,
+        11,
     )
     joined = joined[np.isin(joined[:, 1], item_pk) & np.isin(joined[:, 6], np.append(response_rows[:, 0], -1))]
     _, first_row = np.unique(joined[:, 0], return_index=True)
     annotation_rows = joined[first_row, :6]
+    annotation_both_bad = joined[first_row, 10]
     with_value = joined[:, 6] >= 0
     value_rows = joined[with_value][:, [0, 6, 7, 8, 9]]
     item_index = np.searchsorted(item_pk, annotation_rows[:, 1])
     order = np.lexsort((annotation_rows[:, 2], item_index))
     annotation_rows = annotation_rows[order]
+    annotation_both_bad = annotation_both_bad[order]
     item_index = item_index[order]
     # Slot = rank of the annotation within its item: position minus the item's first position in sorted order.
     slot = np.arange(item_index.size) - np.searchsorted(item_index, item_index, side="left")
@@ -136,6 +139,8 @@ def judgments_load(
     likert = np.full((n_items, n_slots), np.nan)
     has_likert = annotation_rows[:, 4] > 0
     likert[item_index[has_likert], slot[has_likert]] = annotation_rows[has_likert, 4]
+    both_bad = np.zeros((n_items, n_slots), dtype=bool)
+    both_bad[item_index, slot] = annotation_both_bad == 1
 
     shape = (n_items, n_positions, criterion_pk.size, n_slots)
     mu = np.zeros(shape)
@@ -181,6 +186,7 @@ def judgments_load(
         slot_annotator=slot_annotator,
         binary=binary,
         likert=likert,
+        both_bad=both_bad,
     )
 
 

@@ -24,7 +24,7 @@ from aggregation.forms import CriteriaForm, MemberAddForm, ProjectSettingsForm
 from aggregation.maths import minimums
 from aggregation.selectors import Dashboard, dashboard_get, item_review_get, response_name, settings_get
 from annotation.notes.selectors import item_notes_for_lead, open_flags_for_lead
-from annotation.selectors import markdown_render
+from annotation.rendering import markdown_render, prompt_render
 from projects.models import TIE, Membership
 from projects.services import criteria_set, membership_set, project_update
 
@@ -179,6 +179,7 @@ def _progress_context(dashboard: Dashboard) -> dict[str, Any]:
         "items_progress": share("items_done", "items_total"),
         "labels_progress": share("labels_done", "labels_needed"),
         "annotator_progress": annotator_rows,
+        "judgment_kinds": _dict(progress.get("judgment_kinds")),
     }
 
 
@@ -402,7 +403,7 @@ def item_review(request: HttpRequest, project_id: int, item_id: int) -> HttpResp
             "responses": [
                 {"response": r, "name": names[r.position], "html": markdown_render(r.text)} for r in responses
             ],
-            "prompt_html": markdown_render(review.item.prompt),
+            "prompt_html": prompt_render(prompt=review.item.prompt, messages=review.item.prompt_messages),
             "notes": item_notes_for_lead(project=review.project, item=review.item),
             "wanted": review.project.overlap + review.item.extra_labels,
             "gold_name": name(review.item.gold_position),

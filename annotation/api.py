@@ -63,6 +63,16 @@ class AnnotationWriteSerializer(serializers.Serializer):
     values = ValueSerializer(many=True, required=False, help_text="IFS projects: every response × criterion.")
     binary_choice = serializers.IntegerField(required=False, allow_null=True, help_text="Position, or -1 for a tie.")
     likert_value = serializers.IntegerField(required=False, allow_null=True)
+    ranking = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        allow_null=True,
+        max_length=26,
+        help_text="Binary items of three responses or more: the positions, best first (its head is the choice).",
+    )
+    both_bad = serializers.BooleanField(
+        required=False, default=False, help_text="Binary items of two responses: neither is good (stored as a tie)."
+    )
     time_spent_ms = serializers.IntegerField(required=False, default=0, min_value=0)
     client_token = serializers.CharField(
         required=False,
@@ -95,6 +105,8 @@ class AnnotationSerializer(serializers.ModelSerializer):
             "response_order",
             "binary_choice",
             "likert_value",
+            "ranking",
+            "both_bad",
             "values",
             "suggestion_shown",
             "accepted_suggestion",
@@ -158,6 +170,8 @@ def _save(request: Request, project: Project, item_id: int, data: dict[str, Any]
             values=_service_values(project, data.get("values")),
             binary_choice=data.get("binary_choice"),
             likert_value=data.get("likert_value"),
+            ranking=data.get("ranking"),
+            both_bad=data.get("both_bad", False),
             client_token=data.get("client_token"),
             time_spent_ms=data.get("time_spent_ms", 0),
             reason="api",

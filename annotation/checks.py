@@ -200,6 +200,45 @@ def check_judgment(
     return {}, None, point
 
 
+RANKING_MIN = 3
+
+
+def check_ranking(
+    *, project: Project, responses: Sequence[Response], ranking: Any, choice: int | None
+) -> list[int] | None:
+    """A ranking of three or more responses in binary mode: every stored position once, best first. Its head is the
+    binary choice (given or not), so the binary figures read a ranking as its pick; two responses are a plain choice.
+    """
+    if ranking in (None, "", []):
+        return None
+    positions = sorted(r.position for r in responses)
+    if project.mode != Project.Mode.BINARY:
+        raise ValidationError({"ranking": "Only a binary project ranks its responses."})
+    if len(positions) < RANKING_MIN:
+        raise ValidationError({"ranking": "Two responses are compared with a choice, not ranked."})
+    if not isinstance(ranking, list | tuple) or any(whole_number(p) is None for p in ranking):
+        raise ValidationError({"ranking": "Expected the stored positions, best first."})
+    order = [int(p) for p in ranking]
+    if sorted(order) != positions:
+        raise ValidationError({"ranking": f"Rank every response once: expected the positions {positions}, best first."})
+    if choice is not None and choice != order[0]:
+        raise ValidationError({"ranking": "The ranking's first response must be the chosen one."})
+    return order
+
+
+def check_both_bad(*, project: Project, responses: Sequence[Response], both_bad: Any, binary_choice: Any) -> bool:
+    """ "Both bad" is a binary judgment of two responses (three or more are ranked); it stands for a tie."""
+    if both_bad in (None, False, ""):
+        return False
+    if both_bad is not True:
+        raise ValidationError({"both_bad": "Expected true or false."})
+    if project.mode != Project.Mode.BINARY or len(responses) != 2:
+        raise ValidationError({"both_bad": "Only a binary choice between two responses can say both are bad."})
+    if binary_choice not in (None, "", TIE):
+        raise ValidationError({"both_bad": "Both bad prefers neither response: leave the choice out, or give -1."})
+    return True
+
+
 def check_client_token(client_token: Any) -> str | None:
     if client_token in (None, ""):
         return None

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, Func, IntegerField, Q
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
+from django.db.models.lookups import Exact, GreaterThanOrEqual
 
-from projects.models import PERMILLE, TIE, Criterion, Item, Project, Response
+from projects.models import PERMILLE, TIE, Criterion, Item, JsonbTypeof, Project, Response
 
 
 class Assignment(models.Model):
@@ -42,6 +45,13 @@ class Assignment(models.Model):
         ]
 
 
+class RankingLength(Func):
+    """PostgreSQL's jsonb_array_length, for the ranking's constraint."""
+
+    function = "jsonb_array_length"
+    output_field = IntegerField()
+
+
 class Annotation(models.Model):
     """One annotator's current judgment of one item. Every save also appends an AnnotationRevision."""
 
@@ -58,6 +68,12 @@ class Annotation(models.Model):
     # Binary: preferred stored position, or TIE. Likert: 1..k, 1 = the response at position 0 strongly preferred.
     binary_choice = models.SmallIntegerField(null=True, blank=True)
     likert_value = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Binary, three responses or more: the full order, stored positions best first (annotation.checks.check_ranking).
+    # Its head is the binary choice, so every binary figure reads a ranking as its pick and k = 2 is untouched.
+    ranking = models.JSONField(null=True, blank=True)
+    # Binary: "both bad", a tie for every preference figure (binary_choice is TIE) that the dashboard and the KTO
+    # export keep apart from a tie between two good answers.
+    both_bad = models.BooleanField(default=False, db_default=False)
     # True once any suggestion exposure of this item to this annotator preceded a save: never blind again.
     suggestion_shown = models.BooleanField(default=False)
     accepted_suggestion = models.BooleanField(default=False)
@@ -73,6 +89,20 @@ class Annotation(models.Model):
             models.CheckConstraint(condition=Q(binary_choice__gte=TIE), name="annotation_binary_choice_valid"),
             models.CheckConstraint(
                 condition=Q(likert_value__gte=1, likert_value__lte=11), name="annotation_likert_range"
+            ),
+            # A ranking is a list of at least three positions whose head is the binary choice.
+            models.CheckConstraint(
+                condition=Q(ranking__isnull=True)
+                | Q(
+                    Exact(JsonbTypeof(F("ranking")), "array"),
+                    GreaterThanOrEqual(RankingLength(F("ranking")), 3),
+                    Exact(Cast(KeyTextTransform("0", "ranking"), IntegerField()), F("binary_choice")),
+                ),
+                name="annotation_ranking_heads_the_choice",
+            ),
+            models.CheckConstraint(
+                condition=Q(both_bad=False) | Q(mode="binary", binary_choice=TIE, ranking__isnull=True),
+                name="annotation_both_bad_is_a_binary_tie",
             ),
         ]
         indexes = [

@@ -18,7 +18,15 @@ from django.db.models import Exists, QuerySet, Subquery
 from django.utils import timezone
 
 from annotation import judgment
-from annotation.checks import check_annotator_of, check_client_token, check_judgment, check_served, whole_number
+from annotation.checks import (
+    check_annotator_of,
+    check_both_bad,
+    check_client_token,
+    check_judgment,
+    check_ranking,
+    check_served,
+    whole_number,
+)
 from annotation.claims import assignment_new
 from annotation.method_study import selectors as crossover_selectors
 from annotation.models import (
@@ -34,7 +42,7 @@ from annotation.queue.services import AfterSave, has_room, lock_rows
 from annotation.requests import requests_to_serve
 from config import compiled_sql
 from config.bulk import RowUpdate, insert_together
-from projects.models import Criterion, Item, Project, Response
+from projects.models import TIE, Criterion, Item, Project, Response
 from projects.selectors import item_responses, project_criteria
 
 # One save never adds more than an hour: a tab left open overnight is not an hour of work.
@@ -52,7 +60,9 @@ class SaveRequest:
 
     ``values``: for IFS projects, one mapping per response × criterion:
     ``{"response": <stored position>, "criterion": <criterion name>, "mu": <0..1000>, "nu": <0..1000>}``.
-    ``binary_choice``: stored position or -1 (tie). ``likert_value``: 1..k, 1 = position 0 strongly preferred.
+    ``binary_choice``: stored position or -1 (tie). ``ranking`` (binary, three responses or more): stored positions
+    best first, its head the choice. ``both_bad`` (binary, two responses): a tie that says neither is good.
+    ``likert_value``: 1..k, 1 = position 0 strongly preferred.
     The same ``client_token`` twice (double click, retry) is one revision. ``accepted``: the shown suggestion was
     accepted. ``reason``: one of :data:`REVISION_REASONS`; ``source``: one of :data:`SOURCES`.
     """
@@ -60,6 +70,8 @@ class SaveRequest:
     values: Sequence[Mapping[str, Any]] | None = None
     binary_choice: int | str | None = None
     likert_value: int | str | None = None
+    ranking: Sequence[Any] | None = None
+    both_bad: bool = False
     client_token: str | None = None
     time_spent_ms: int | str = 0
     accepted: bool = False
@@ -79,6 +91,8 @@ class Checked:
     cleaned: dict[tuple[int, str], tuple[int, int]]
     choice: int | None
     point: int | None
+    ranking: list[int] | None = None
+    both_bad: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,15 +155,22 @@ def save_check(*, project: Project, item: Item, annotator: AbstractBaseUser, sav
         raise ValidationError({"source": f"Expected one of {', '.join(SOURCES)}."})
     token = check_client_token(save.client_token)
     responses, criteria = item_responses(item), project_criteria(project)
+    both_bad = check_both_bad(
+        project=project, responses=responses, both_bad=save.both_bad, binary_choice=save.binary_choice
+    )
+    binary_choice = TIE if both_bad else save.binary_choice
+    if save.ranking and binary_choice in (None, "") and save.ranking[0] is not None:
+        binary_choice = save.ranking[0]  # a ranking alone says which response is best
     cleaned, choice, point = check_judgment(
         project=project,
         responses=responses,
         criteria=criteria,
         values=save.values,
-        binary_choice=save.binary_choice,
+        binary_choice=binary_choice,
         likert_value=save.likert_value,
     )
-    return Checked(project, method_study, token, responses, criteria, cleaned, choice, point)
+    ranking = check_ranking(project=project, responses=responses, ranking=save.ranking, choice=choice)
+    return Checked(project, method_study, token, responses, criteria, cleaned, choice, point, ranking, both_bad)
 
 
 def save_lock(*, project: Project, item: Item, annotator: AbstractBaseUser, now: datetime) -> Locked:
@@ -253,6 +274,8 @@ def save_write(*, plan: SavePlan, item: Item, annotator: AbstractBaseUser) -> An
     annotation.mode = project.mode
     annotation.binary_choice = plan.checked.choice
     annotation.likert_value = plan.checked.point
+    annotation.ranking = plan.checked.ranking
+    annotation.both_bad = plan.checked.both_bad
     annotation.suggestion_shown = plan.shown
     annotation.accepted_suggestion = bool(save.accepted)
     annotation.time_spent_ms = min(annotation.time_spent_ms + plan.spent, 2**31 - 1)
@@ -315,6 +338,8 @@ def _values_and_revision(*, plan: SavePlan, annotation: Annotation) -> tuple[lis
             "values": [{"response": p, "criterion": n, "mu": mu, "nu": nu} for (p, n), (mu, nu) in ordered],
             "binary_choice": checked.choice,
             "likert_value": checked.point,
+            "ranking": checked.ranking,
+            "both_bad": checked.both_bad,
             "response_order": annotation.response_order,
             "accepted": bool(save.accepted),
             "source": save.source,

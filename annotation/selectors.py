@@ -7,8 +7,6 @@ returns the calling annotator's own rows: annotators never read other annotators
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -27,7 +25,6 @@ from django.db.models import (
     prefetch_related_objects,
 )
 from django.db.models.functions import Coalesce
-from markdown_it import MarkdownIt
 
 from annotation import judgment
 from annotation.models import Annotation, Assignment, JudgmentValue, Repeat, SuggestionExposure
@@ -38,22 +35,6 @@ from projects.models import TIE, Criterion, Item, Membership, Project, Response,
 from projects.selectors import project_get_for_user, project_role_for
 
 AnyUser = AbstractBaseUser | AnonymousUser
-
-# html=False: response texts are untrusted model output; raw HTML is shown as text, never executed.
-# markdown-it also refuses javascript:/vbscript: links by default.
-_markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
-
-
-# Scraped prompts often carry literal <br> tags; they become markdown hard breaks instead of visible tag text.
-_BR_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
-
-
-# A pure function of the text, and each item is shown to `overlap` annotators (and again on reloads and edits):
-# the process keeps the latest renders instead of parsing the same responses again.
-@functools.lru_cache(maxsize=512)  # bounded: long responses are tens of kB each
-def markdown_render(text: str) -> str:
-    return _markdown.render(_BR_TAG.sub("  \n", text))
-
 
 # --- suggestions ------------------------------------------------------------------------------------------------
 

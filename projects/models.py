@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Func, Q
+from django.db.models.lookups import Exact
 
 TIE = -1
 PERMILLE = 1000
@@ -181,10 +182,20 @@ class Criterion(models.Model):
         return self.name
 
 
+class JsonbTypeof(Func):
+    """PostgreSQL's jsonb_typeof: the constraints say which JSON shape a column may hold."""
+
+    function = "jsonb_typeof"
+    output_field = models.CharField()
+
+
 class Item(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
     external_id = models.CharField(max_length=200)
     prompt = models.TextField()
+    # The prompt as chat messages [{"role", "content", "name"?}] when the source was a conversation
+    # (projects.conversation); ``prompt`` then holds their flattened text for the paths that read text.
+    prompt_messages = models.JSONField(null=True, blank=True)
     # What every member may read about the item (source, topic, …).
     metadata = models.JSONField(default=dict, blank=True)
     # What only leads may read: the gold answer's justification and anything else that would tell annotators the
@@ -215,6 +226,12 @@ class Item(models.Model):
             models.CheckConstraint(condition=Q(blind_draw__gte=0, blind_draw__lt=1), name="item_blind_draw_range"),
             models.CheckConstraint(condition=Q(queue_key__gte=0, queue_key__lt=1), name="item_queue_key_range"),
             models.CheckConstraint(condition=Q(gold_position__gte=TIE), name="item_gold_position_valid"),
+            # A conversation is a non-empty list of messages, never an object, a text or an empty list.
+            models.CheckConstraint(
+                condition=Q(prompt_messages__isnull=True)
+                | Q(Exact(JsonbTypeof(F("prompt_messages")), "array"), ~Q(prompt_messages=[])),
+                name="item_prompt_messages_list",
+            ),
         ]
         indexes = [
             models.Index(fields=["project", "annotation_count", "queue_key"], name="item_queue_idx"),

@@ -9,11 +9,18 @@ from django.core.exceptions import ValidationError
 
 from aggregation.models import Provenance
 
-FORMATS = ("dpo", "soft", "ifs", "annotations")
+FORMATS = ("dpo", "soft", "ifs", "annotations", "rankings", "kto")
 PAIRS = ("all", "best_worst")
 TIES = ("exclude", "mark")
 #: What ``ties`` means when not given: a DPO row says "chosen is better", which a tie is not.
-DEFAULT_TIES = {"dpo": "exclude", "soft": "mark", "ifs": "mark", "annotations": "mark"}
+DEFAULT_TIES = {
+    "dpo": "exclude",
+    "soft": "mark",
+    "ifs": "mark",
+    "annotations": "mark",
+    "rankings": "mark",
+    "kto": "mark",
+}
 DEFAULT_CHUNK_SIZE = 2000
 OVERALL = "overall"
 

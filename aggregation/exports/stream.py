@@ -5,12 +5,16 @@ responses and aggregates in a handful of bulk queries, and yields one encoded li
 on the page size, never on the project size.
 
 Formats (one JSON object a line):
-- ``dpo``: TRL's ``prompt``, ``chosen``, ``rejected`` plus ``p_chosen``, ``margin``, ``hesitation``, ``agreement``,
-  ``n_annotators``, ``provenance``, ``tie`` and ``id``. Items with more than two responses give all pairs or only best
-  against worst (``pairs``).
+- ``dpo``: TRL's ``prompt``, ``chosen``, ``rejected`` (in TRL's conversational shape, the prompt as messages and
+  each answer as one assistant message, when the item is a conversation) plus ``p_chosen``, ``margin``,
+  ``hesitation``, ``agreement``, ``n_annotators``, ``provenance``, ``tie`` and ``id``. Items with more than two
+  responses give all pairs or only best against worst (``pairs``).
 - ``soft``: every unordered pair of responses (position order) with the soft label p(a ≻ b) = 0.5 + (S_a − S_b)/4.
 - ``ifs``: one line per item with the aggregated (μ, ν, π, S) of every response per operator and criterion
   (criterion ``overall`` is the criterion-weighted combination).
+- ``rankings``: one line per ranked label (aggregation.exports.rankings): the responses best first and every pair
+  that order implies.
+- ``kto``: TRL's unpaired ``prompt``, ``completion``, ``label`` from per-response judgments (aggregation.exports.kto).
 - ``annotations``: one line per raw label: values, binary choice or Likert value, blind/shown flags, the suggestion
   exposures of that annotator for that item, the response order they saw and the time spent.
 
@@ -40,12 +44,16 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
 
+from aggregation.exports.kto import kto_lines
+
 # The options and their check live in aggregation.exports.options.
 from aggregation.exports.options import DEFAULT_CHUNK_SIZE, OVERALL, check_export_options
 from aggregation.exports.options import ExportOptions as ExportOptions
+from aggregation.exports.rankings import ranking_lines
 from aggregation.maths.ifs import TOLERANCE_SLACK
 from aggregation.models import ItemAggregate, ResponseAggregate
 from annotation.models import Annotation, JudgmentValue, SuggestionExposure
+from projects import conversation
 from projects.models import TIE, Criterion, Item, Project, Response
 
 # One encoder for every line: json.dumps with options builds a new encoder per call.
@@ -101,7 +109,7 @@ _AGGREGATE_FIELDS = (
 class _Aggregate(NamedTuple):
     item_id: int
     external_id: str
-    prompt: str
+    prompt: str | list[dict[str, str]]  # the messages when the item is a conversation (TRL's conversational shape)
     provenance: str
     best: int | None
     worst: int | None
@@ -127,10 +135,10 @@ def _aggregate_pages(project: Project, options: ExportOptions, chunk_size: int) 
         if not page:
             return
         texts = {
-            item_id: (external_id, prompt)
-            for item_id, external_id, prompt in _among(Item.objects.all(), "id", [row[0] for row in page]).values_list(
-                "id", "external_id", "prompt"
-            )
+            item_id: (external_id, prompt if messages is None else conversation.trl_messages(messages))
+            for item_id, external_id, prompt, messages in _among(
+                Item.objects.all(), "id", [row[0] for row in page]
+            ).values_list("id", "external_id", "prompt", "prompt_messages")
         }
         yield [_Aggregate(row[0], *texts[row[0]], *row[1:]) for row in page]
         last = page[-1][0]
@@ -233,6 +241,11 @@ def _dpo_pairs(responses: dict[int, _ResponseScore], row: _Aggregate, pairs: str
         )
 
 
+def _answer(row: _Aggregate, text: str) -> str | list[dict[str, str]]:
+    """A response as TRL reads it: a text, or one assistant message when the prompt is a conversation."""
+    return text if isinstance(row.prompt, str) else conversation.assistant_turn(text)
+
+
 def _dpo_lines(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[tuple[int, list[str]]]:
     for page in _aggregate_pages(project, options, chunk_size):
         responses = _responses_for(page, project.aggregation_operator)
@@ -248,8 +261,8 @@ def _dpo_lines(project: Project, options: ExportOptions, chunk_size: int) -> Ite
                     _line(
                         {
                             "prompt": row.prompt,
-                            "chosen": pair.chosen.text,
-                            "rejected": pair.rejected.text,
+                            "chosen": _answer(row, pair.chosen.text),
+                            "rejected": _answer(row, pair.rejected.text),
                             "p_chosen": _rounded(pair.p_chosen),
                             "margin": _rounded(pair.margin),
                             "hesitation": _rounded(pair.hesitation),
@@ -396,6 +409,8 @@ def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int)
             "source",
             "created_at",
             "updated_at",
+            "ranking",
+            "both_bad",
         )
     )
     last = 0
@@ -445,6 +460,8 @@ def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int)
             source,
             created_at,
             updated_at,
+            ranking,
+            both_bad,
         ) in page:
             row = {
                 "item": external_id,
@@ -452,6 +469,8 @@ def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int)
                 "mode": mode,
                 "response_order": response_order,
                 "choice": binary_choice,
+                "ranking": ranking,
+                "both_bad": both_bad,
                 "likert": likert_value,
                 "values": values.get(annotation_id, []),
                 "blind": not suggestion_shown,
@@ -473,6 +492,8 @@ _GENERATORS: dict[str, Callable[[Project, ExportOptions, int], Iterator[tuple[in
     "soft": _soft_lines,
     "ifs": _ifs_lines,
     "annotations": _annotation_lines,
+    "rankings": lambda project, options, chunk_size: ranking_lines(project, chunk_size),
+    "kto": lambda project, options, chunk_size: kto_lines(project, _aggregate_rows(project, options), chunk_size),
 }
 
 
@@ -480,6 +501,8 @@ def export_count(*, project: Project, options: ExportOptions) -> int:
     """How many units the progress bar counts: annotations for ``annotations``, aggregated items otherwise."""
     if options.format == "annotations":
         return Annotation.objects.filter(project=project).count()
+    if options.format == "rankings":
+        return Annotation.objects.filter(project=project, ranking__isnull=False).count()
     return _aggregate_rows(project, options).count()
 
 

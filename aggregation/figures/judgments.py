@@ -61,6 +61,7 @@ class Judgments:
     slot_annotator: IntArray  # (I, K), −1 where empty
     binary: FloatArray  # (I, K) choice, NaN where none
     likert: FloatArray  # (I, K) value, NaN where none
+    both_bad: BoolArray | None = None  # (I, K) a binary "both bad" (its choice is a tie); None: not loaded
 
     @property
     def slot_present(self) -> BoolArray:
@@ -90,6 +91,24 @@ def signed_preferences(data: Judgments) -> FloatArray:
         s = np.where(np.isnan(ifs_s), s, ifs_s)
     s[data.n_responses != 2] = np.nan
     return s
+
+
+def judgment_kinds(data: Judgments) -> dict[str, int]:
+    """How many labels say "no preference" and why: a binary tie between answers, a binary "both bad", and IFS
+    labels that oppose every response on every criterion (μ < ν everywhere: both bad by the sliders) or support
+    every one (μ > ν everywhere: both good). The preference figures read the first two as one tie; the dashboard
+    and the KTO export keep them apart."""
+    both_bad = data.both_bad if data.both_bad is not None else np.zeros(data.binary.shape, dtype=bool)
+    binary_tie = (data.binary == float(TIE)) & ~both_bad
+    labelled = data.present.any(axis=(1, 2))  # (I, K): the slot has IFS values
+    opposed = np.where(data.present, data.mu < data.nu, True).all(axis=(1, 2)) & labelled
+    supported = np.where(data.present, data.mu > data.nu, True).all(axis=(1, 2)) & labelled
+    return {
+        "binary_ties": int(binary_tie.sum()),
+        "binary_both_bad": int(both_bad.sum()),
+        "ifs_all_opposed": int(opposed.sum()),
+        "ifs_all_supported": int(supported.sum()),
+    }
 
 
 def slot_weights(data: Judgments, annotator_weight: FloatArray) -> FloatArray:

@@ -17,7 +17,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count
 from django.db.models.functions import TruncDate
 
-from aggregation.figures.judgments import FloatArray, Judgments, optional, signed_preferences
+from aggregation.figures.judgments import FloatArray, Judgments, judgment_kinds, optional, signed_preferences
 from aggregation.maths import agreement as agreement_maths
 from aggregation.maths import ifs, minimums
 from aggregation.models import AnnotatorAggregate
@@ -192,6 +192,7 @@ def _progress(data: Judgments) -> dict[str, Any]:
         "labels_done": int(np.minimum(per_item, wanted).sum()),
         "labels_total": int(per_item.sum()),
         "annotators": annotators,
+        "judgment_kinds": judgment_kinds(data),
     }
 
 

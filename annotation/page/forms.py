@@ -26,6 +26,10 @@ def _maybe_int(raw: str | None) -> Any:
         return raw
 
 
+#: The binary radio's value for "both bad" (stored as a tie with ``both_bad``).
+BOTH_BAD = "both_bad"
+
+
 def annotation_post_parse(
     *, data: QueryDict, project: Project, responses: list[Response], criteria: list[Criterion]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -50,7 +54,18 @@ def annotation_post_parse(
                     posted["values"][key] = (mu, nu)
         arguments["values"] = values
     elif project.mode == Project.Mode.BINARY:
+        if data.get("binary_choice") == BOTH_BAD:
+            # "Both bad" is a tie that says neither answer is good (annotation.checks.check_both_bad).
+            arguments["both_bad"] = posted["both_bad"] = True
+            return arguments, posted
         arguments["binary_choice"] = _maybe_int(data.get("binary_choice"))
+        ranking = [_maybe_int(part) for part in (data.get("ranking") or "").split(",")[:20] if part.strip()]
+        if ranking:
+            # A ranking (three responses or more) names the best itself: the choice is its head.
+            arguments["ranking"] = ranking
+            posted["ranking"] = ranking
+            if arguments["binary_choice"] is None:
+                arguments["binary_choice"] = ranking[0]
         if isinstance(arguments["binary_choice"], int):
             posted["binary_choice"] = arguments["binary_choice"]
         else:

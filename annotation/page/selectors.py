@@ -14,10 +14,11 @@ from django.db.models import Exists
 from django.utils import timezone
 
 from annotation import judgment
-from annotation.checks import SKIP_REASONS
+from annotation.checks import RANKING_MIN, SKIP_REASONS
 from annotation.claims import assignment_drawn
 from annotation.ifs_presets import IFS_PRESETS, presets_attribute
 from annotation.models import Annotation, Assignment, LabelRequest
+from annotation.rendering import markdown_render, prompt_render
 from annotation.selectors import (
     PURPOSE_PAGE,
     PURPOSE_RESOLUTION,
@@ -25,7 +26,6 @@ from annotation.selectors import (
     annotation_get_own,
     annotation_payload_preferred,
     live_claims_by_others,
-    markdown_render,
     repeat_open_for,
     suggestion_prefilled_values,
     suggestion_visible_for,
@@ -143,16 +143,22 @@ def annotation_page_context(  # noqa: C901
             entry.cells.append(SliderCell(criterion=criterion, mu=mu, nu=nu, error=error))
         displayed.append(entry)
 
-    binary_choice = annotation.binary_choice if annotation else None
+    both_bad = bool(annotation and annotation.both_bad)
+    binary_choice = annotation.binary_choice if annotation and not both_bad else None
     likert_value = annotation.likert_value if annotation else None
     if posted is not None:
-        binary_choice = posted.get("binary_choice", binary_choice)
+        both_bad = bool(posted.get("both_bad"))
+        binary_choice = posted.get("binary_choice", None if both_bad else binary_choice)
         likert_value = posted.get("likert_value", likert_value)
     if suggestion is not None and (accept_values or (verifying and posted is None)):
         binary_choice = suggestion.preferred_position
         likert_value = judgment.likert_for_preferred(
             TIE if suggestion.preferred_position is None else suggestion.preferred_position, project.likert_points
         )
+
+    ranking_rows, ranking_value = _ranking_rows(
+        project=project, order=order, labels=labels, stored=annotation.ranking if annotation else None, posted=posted
+    )
 
     likert_scale = []
     if project.mode == Project.Mode.LIKERT and len(order) == 2:
@@ -194,7 +200,7 @@ def annotation_page_context(  # noqa: C901
         "skip_reasons": SKIP_REASONS,
         "ifs_presets_attribute": presets_attribute(),
         "suggestion_object": suggestion,
-        "prompt_html": markdown_render(item.prompt),
+        "prompt_html": prompt_render(prompt=item.prompt, messages=item.prompt_messages),
         "guidelines_html": markdown_render(project.guidelines) if project.guidelines else "",
         "responses": displayed,
         "criteria": criteria,
@@ -204,6 +210,9 @@ def annotation_page_context(  # noqa: C901
         "binary_options": [(labels[p], p) for p in order] + [("Tie", TIE)],
         "likert_value": likert_value,
         "likert_scale": likert_scale,
+        "both_bad": both_bad,
+        "ranking_rows": ranking_rows,
+        "ranking_value": ranking_value,
         "suggestion": shown,
         "stage": stage,
         "verifying": verifying,
@@ -244,3 +253,23 @@ def assignment_for_page(*, project: Project, item: Item, annotator: AbstractBase
     if not room and not found["requested"]:
         return None
     return assignment_drawn(project=project, item=item, annotator=annotator, now=now, expires_at=now)
+
+
+def _ranking_rows(
+    *,
+    project: Project,
+    order: list[int],
+    labels: dict[int, str],
+    stored: list[int] | None,
+    posted: dict[str, Any] | None,
+) -> tuple[list[dict[str, Any]], str]:
+    """The ranking input of a binary item with three responses or more: its rows (the saved or posted ranking, else
+    the screen order) and the hidden field's value, empty until the annotator has ranked (no order is assumed)."""
+    if project.mode != Project.Mode.BINARY or len(order) < RANKING_MIN:
+        return [], ""
+    ranking = (posted or {}).get("ranking") or stored
+    valid = isinstance(ranking, list) and sorted(ranking) == sorted(order)
+    shown: list[int] = list(ranking) if isinstance(ranking, list) and valid else list(order)
+    keys = {position: index + 1 for index, position in enumerate(order)}
+    rows = [{"position": p, "label": labels[p], "key": keys[p]} for p in shown]
+    return rows, ",".join(str(p) for p in shown) if valid else ""

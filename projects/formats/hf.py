@@ -6,8 +6,12 @@ Shapes: standard (``prompt``, ``chosen``, ``rejected`` texts); conversational (c
 start, as TRL's ``extract_prompt`` reads it, and for Anthropic HH strings everything up to the last shared
 "\\n\\nAssistant: " turn); and UltraFeedback-binarized, whose ``chosen``/``rejected`` repeat the user turn of an
 explicit ``prompt`` (the shared turns are cut from both). A response is the text of what remains (its messages'
-contents, never a role marker); it may be empty, as in the native import. A prompt of several turns keeps them, a
-role per turn.
+contents, never a role marker); it may be empty, as in the native import. A conversational prompt (chat messages,
+the turns the answers share, or an HH dialogue split into turns) is handed on as its messages, which the item keeps
+(``Item.prompt_messages``), so the export can give TRL's conversational shape back.
+
+UltraFeedback's own rows (``instruction``, ``completions``) give one item with every completion as a response (four
+in the released set), their scores and critiques kept for the lead.
 
 Items: the id is ``id`` or ``prompt_id`` when the dataset has one (else a hash of the content, the same on every
 import). The chosen answer's position is drawn from the project seed; the preference becomes gold, the suggestion
@@ -27,6 +31,7 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
+from projects import conversation
 from projects.blind import trl_chosen_first
 from projects.formats.common import (
     Converted,
@@ -51,7 +56,7 @@ RATING_COLUMNS = (
 MODEL_COLUMNS = (("chosen_model", "rejected_model"), ("chosen-model", "rejected-model"))
 DEFAULT_ANNOTATOR = "hf-dataset"
 PARQUET_MAGIC = b"PAR1"
-HH_TURN = "\n\nAssistant: "
+HH_TURN = conversation.HH_ASSISTANT
 
 
 def _rows(handle: IO[bytes]) -> Iterator[tuple[int, str, Any]]:
@@ -94,13 +99,6 @@ def _chat_text(messages: list[dict[str, Any]]) -> str:
     return "\n\n".join(_content(m) for m in messages)
 
 
-def _prompt_text(messages: list[dict[str, Any]]) -> str:
-    """A prompt: one message is its content; a conversation keeps who said what."""
-    if len(messages) == 1:
-        return _content(messages[0])
-    return "\n\n".join(f"**{m.get('role', 'message')}:** {_content(m)}" for m in messages)
-
-
 def _shared_turns(chosen: list[dict[str, Any]], rejected: list[dict[str, Any]]) -> int:
     shared = 0
     while shared < min(len(chosen), len(rejected)) and chosen[shared] == rejected[shared]:
@@ -121,24 +119,15 @@ def _implicit_text_prompt(chosen: str, rejected: str) -> int:
     return shared
 
 
-def _hh_prompt(text: str) -> str:
-    """An HH prompt ("\\n\\nHuman: …\\n\\nAssistant: …") as turns, the way TRL's hh-rlhf script splits it."""
-    body = text[: -len(HH_TURN)] if text.endswith(HH_TURN) else text
-    parts = [p for p in body.split("\n\nHuman: ") if p]
-    turns: list[dict[str, Any]] = []
-    for part in parts:
-        user, *assistant = part.split(HH_TURN)
-        turns.append({"role": "user", "content": user})
-        turns.extend({"role": "assistant", "content": a} for a in assistant)
-    return _prompt_text(turns)
-
-
-def _pair(row: dict[str, Any]) -> tuple[str, str, str]:
-    """(prompt, chosen, rejected) as texts, with the shared prompt cut from the answers."""
+def _pair(row: dict[str, Any]) -> tuple[str | list[dict[str, Any]], str, str]:
+    """(prompt, chosen, rejected), with the shared prompt cut from the answers: the answers as texts, the prompt as
+    a text or, when the source is a conversation (chat messages or Anthropic HH), as its messages."""
     prompt, chosen, rejected = row.get("prompt"), row["chosen"], row["rejected"]
     if _is_chat(chosen) and _is_chat(rejected):
         shared = _shared_turns(chosen, rejected)
-        if prompt in (None, "", []):
+        if prompt in (None, "", []) or (isinstance(prompt, str) and shared):
+            # No prompt column, or a text one that the answers repeat as their first turns (UltraFeedback
+            # binarized): the shared turns are the conversation.
             if shared == 0:
                 raise RecordInvalid(f"{TOOL} row has no prompt column and chosen and rejected share no first turn")
             prompt = chosen[:shared]
@@ -149,17 +138,19 @@ def _pair(row: dict[str, Any]) -> tuple[str, str, str]:
             if not chosen[:cut].strip():
                 raise RecordInvalid(f"{TOOL} row has no prompt column and chosen and rejected share no prompt")
             text = chosen[:cut]
-            shown = _hh_prompt(text) if text.startswith("\n\nHuman: ") else text
+            shown: str | list[dict[str, Any]] = text
+            if text.startswith(conversation.HH_HUMAN):
+                shown = conversation.hh_messages(text)
             return shown, chosen[cut:], rejected[cut:]
         return _prompt_of(prompt), chosen, rejected
     raise RecordInvalid(f"{TOOL} chosen and rejected must both be texts or both be chat messages")
 
 
-def _prompt_of(value: Any) -> str:
+def _prompt_of(value: Any) -> str | list[dict[str, Any]]:
     if isinstance(value, str) and value.strip():
         return value
     if _is_chat(value) and value:
-        return _prompt_text(value)
+        return list(value)  # checked as messages by the native import (projects.imports.rows)
     raise RecordInvalid(f"{TOOL} prompt must be a non-empty text or chat messages")
 
 
@@ -185,6 +176,12 @@ def items(handle: IO[bytes], *, options: Options | None = None, seed: int = 0, c
     out = Converted()
     for number_, name, record in _rows(handle):
         source = Source(number_, name)
+        if isinstance(record, dict) and "completions" in record and "instruction" in record:
+            try:
+                out.rows.append((source, _completions_row(record)))
+            except RecordInvalid as exc:
+                out.errors.append((source, str(exc)))
+            continue
         try:
             row = _checked(record)
             prompt, chosen, rejected = _pair(row)
@@ -208,6 +205,37 @@ def items(handle: IO[bytes], *, options: Options | None = None, seed: int = 0, c
             native["suggestion"] = {"preferred": chosen_at, "model": "dataset-chosen"}
         out.rows.append((source, native))
     return out
+
+
+def _completions_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An UltraFeedback row (``instruction``, ``completions`` [{"model", "response", …}]): every completion is a
+    response, in the file's order (k may exceed two: a binary project ranks them). Scores, critiques and the
+    reference answers would tell annotators the answer, so they stay in the lead-only metadata."""
+    instruction, completions = row["instruction"], row["completions"]
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise RecordInvalid(f"{TOOL} instruction must be a non-empty text")
+    if not isinstance(completions, list) or len(completions) < 2:
+        raise RecordInvalid(f"{TOOL} completions must be a list of at least 2 completions")
+    responses = []
+    for index, completion in enumerate(completions):
+        if not isinstance(completion, dict) or not isinstance(completion.get("response"), str):
+            raise RecordInvalid(f"{TOOL} completions[{index}] has no response text")
+        responses.append({"text": completion["response"], "model": str(completion.get("model") or "")[:200]})
+    ids = [row.get(c) for c in ID_COLUMNS if isinstance(row.get(c), str | int) and str(row.get(c)).strip()]
+    content = json.dumps([instruction, [r["text"] for r in responses]], ensure_ascii=False)
+    item_id = str(ids[0]).strip() if ids else "hf-" + hashlib.sha1(content.encode()).hexdigest()[:16]
+    return {
+        "id": item_id,
+        "prompt": instruction,
+        "responses": responses,
+        "lead_metadata": lead_only(
+            {
+                **{k: v for k, v in row.items() if k not in ("instruction", "completions")},
+                # The texts are the responses; the rest of each completion (scores, critique) is the lead's.
+                "completions": [{k: v for k, v in c.items() if k != "response"} for c in completions],
+            }
+        ),
+    }
 
 
 def _ratings(row: dict[str, Any]) -> tuple[float, float]:

@@ -179,8 +179,9 @@ class _Importer:
             Item,
             ITEM_COLUMNS,
             (
-                (pk, self.project.pk, i.external_id, i.prompt, json.dumps(i.metadata), json.dumps(i.lead_metadata),
-                 i.gold_position, i.blind_draw,
+                (pk, self.project.pk, i.external_id, i.prompt,
+                 None if i.prompt_messages is None else json.dumps(i.prompt_messages),
+                 json.dumps(i.metadata), json.dumps(i.lead_metadata), i.gold_position, i.blind_draw,
                  i.is_blind, i.blind_inclusion_probability, i.queue_key, 0, self.now, self.now)
                 for pk, i in zip(item_ids, items, strict=True)
             ),
@@ -224,7 +225,8 @@ class _Importer:
 
 
 ITEM_COLUMNS = (
-    "id", "project_id", "external_id", "prompt", "metadata", "lead_metadata", "gold_position", "blind_draw", "is_blind",
+    "id", "project_id", "external_id", "prompt", "prompt_messages", "metadata", "lead_metadata", "gold_position",
+    "blind_draw", "is_blind",
     "blind_inclusion_probability", "queue_key", "annotation_count", "created_at", "updated_at",
 )  # fmt: skip
 SUGGESTION_COLUMNS = (
@@ -287,6 +289,7 @@ def _new_item(project: Project, row: ParsedItem) -> Item:
         project=project,
         external_id=row.external_id,
         prompt=row.prompt,
+        prompt_messages=row.prompt_messages,
         metadata=row.metadata,
         lead_metadata=row.lead_metadata,
         gold_position=row.gold,
@@ -335,7 +338,7 @@ def _update_batch(*, rows: list[ParsedItem], existing: dict[str, int]) -> None:
     for row in rows:
         item = items[existing[row.external_id]]
         item.prompt, item.metadata, item.gold_position, item.updated_at = row.prompt, row.metadata, row.gold, now
-        item.lead_metadata = row.lead_metadata
+        item.lead_metadata, item.prompt_messages = row.lead_metadata, row.prompt_messages
         if [r.text for r in current[item.pk]] != [text for text, _ in row.responses]:
             # Only reachable for items without labels (checked before), so replacing responses loses nothing.
             replaced.append(item.pk)
@@ -349,7 +352,9 @@ def _update_batch(*, rows: list[ParsedItem], existing: dict[str, int]) -> None:
                 response.model_name = model
                 renamed.append(response)
     Item.objects.bulk_update(
-        list(items.values()), ["prompt", "metadata", "lead_metadata", "gold_position", "updated_at"], batch_size=BATCH
+        list(items.values()),
+        ["prompt", "prompt_messages", "metadata", "lead_metadata", "gold_position", "updated_at"],
+        batch_size=BATCH,
     )
     Response.objects.filter(item_id__in=replaced).delete()
     Response.objects.bulk_create([r for pk in replaced for r in current[pk]], batch_size=BATCH)

@@ -19,7 +19,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from config.input_limits import DEPTH_MESSAGE, json_value_problem
-from projects import blind
+from projects import blind, conversation
 from projects.models import PERMILLE, TIE, Project
 
 NATIVE_FIELDS = {"id", "prompt", "responses", "suggestion", "gold", "metadata", "lead_metadata"}
@@ -73,6 +73,7 @@ class ParsedItem:
     metadata: dict[str, Any]
     suggestion: dict[str, Any] | None  # preferred, rationale, model, values (per-mille pairs) or None
     lead_metadata: dict[str, Any] = field(default_factory=dict)
+    prompt_messages: list[dict[str, str]] | None = None  # the prompt as chat messages, when it came as a conversation
 
 
 class RowInvalid(Exception):
@@ -111,6 +112,17 @@ def _text(value: Any, what: str, *, may_be_empty: bool = False) -> str:
             return _text(parts[0], what, may_be_empty=may_be_empty)
         return "\n\n".join(f"**{m.get('role', 'message')}:** {part}" for m, part in zip(value, parts, strict=True))
     raise RowInvalid(f"{what} must be a text" if may_be_empty else f"{what} must be a non-empty text")
+
+
+def _prompt(value: Any) -> tuple[str, list[dict[str, str]] | None]:
+    """The prompt's text and, when it came as chat messages, the messages themselves (projects.conversation)."""
+    if not conversation.is_messages(value):
+        return _text(value, "prompt"), None
+    try:
+        messages = conversation.messages_check(value)
+    except conversation.MessagesInvalid as exc:
+        raise RowInvalid(str(exc)) from exc
+    return conversation.messages_flatten(messages), messages
 
 
 def _position(value: Any, n: int, what: str) -> int:
@@ -221,7 +233,7 @@ def parse_row(*, line: int, text: str, project: Project, trl_chosen_as: str) -> 
         raise RowInvalid(f"unknown field(s): {', '.join(sorted(unknown))}")
     if "prompt" not in row:
         raise RowInvalid("prompt is missing")
-    prompt = _text(row["prompt"], "prompt")
+    prompt, messages = _prompt(row["prompt"])
     responses_raw = row.get("responses")
     if not isinstance(responses_raw, list) or len(responses_raw) < 2:
         raise RowInvalid("responses must be a list of at least 2 responses")
@@ -245,7 +257,7 @@ def parse_row(*, line: int, text: str, project: Project, trl_chosen_as: str) -> 
     suggestion = None if row.get("suggestion") is None else _suggestion(row["suggestion"], n)
     external_id = _external_id(row, json.dumps([prompt, [r[0] for r in responses]]))
     metadata, lead_metadata = split_metadata(row)
-    return ParsedItem(line, external_id, prompt, responses, gold, metadata, suggestion, lead_metadata)
+    return ParsedItem(line, external_id, prompt, responses, gold, metadata, suggestion, lead_metadata, messages)
 
 
 def _parse_trl(*, line: int, row: dict[str, Any], project: Project, trl_chosen_as: str) -> ParsedItem:
@@ -255,7 +267,7 @@ def _parse_trl(*, line: int, row: dict[str, Any], project: Project, trl_chosen_a
     for key in ("prompt", "chosen", "rejected"):
         if key not in row:
             raise RowInvalid(f"{key} is missing (TRL rows need prompt, chosen and rejected)")
-    prompt = _text(row["prompt"], "prompt")
+    prompt, messages = _prompt(row["prompt"])
     chosen = _text(row["chosen"], "chosen", may_be_empty=True)
     rejected = _text(row["rejected"], "rejected", may_be_empty=True)
     external_id = _external_id(row, json.dumps([prompt, chosen, rejected]))
@@ -268,7 +280,7 @@ def _parse_trl(*, line: int, row: dict[str, Any], project: Project, trl_chosen_a
     if trl_chosen_as == "suggestion":
         suggestion = {"preferred": chosen_position, "rationale": "", "model": "dataset-chosen", "values": None}
     metadata, lead_metadata = split_metadata(row)
-    return ParsedItem(line, external_id, prompt, responses, gold, metadata, suggestion, lead_metadata)
+    return ParsedItem(line, external_id, prompt, responses, gold, metadata, suggestion, lead_metadata, messages)
 
 
 def check_import_options(*, on_duplicate: str, trl_chosen_as: str) -> None:

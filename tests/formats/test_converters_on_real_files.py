@@ -229,7 +229,9 @@ def test_hf_the_shapes_trl_documents():
     assert (standard["prompt"], sorted(_texts(standard))) == ("The sky is", [" blue.", " green."])
     assert (implicit["prompt"], sorted(_texts(implicit))) == ("The sky is", [" blue.", " green."])
     for row in (conversational, implicit_chat):
-        assert (row["prompt"], sorted(_texts(row))) == ("What color is the sky?", ["It is blue.", "It is green."])
+        # A conversational prompt is handed on as its messages (the item keeps them), not flattened.
+        assert row["prompt"] == [{"role": "user", "content": "What color is the sky?"}]
+        assert sorted(_texts(row)) == ["It is blue.", "It is green."]
     assert all(row["responses"][row["gold"]]["text"].strip() in ("blue.", "It is blue.") for row in rows.values())
 
 
@@ -238,9 +240,15 @@ def test_hf_anthropic_hh_prompt_is_the_shared_dialogue_and_empty_answers_are_kep
 
     assert errors == []
     burn, nice = rows.values()
-    assert burn["prompt"].endswith("**user:** Not butter?")
+    # The HH dialogue is split into turns: the answers are the next assistant turn.
+    assert burn["prompt"] == [
+        {"role": "user", "content": "What can I put on a burn?"},
+        {"role": "assistant", "content": "Cool running water for twenty minutes, then a clean non-stick dressing."},
+        {"role": "user", "content": "Not butter?"},
+    ]
     assert sorted(_texts(burn)) == ["Butter is fine.", "No, butter keeps the heat in and can infect the burn."]
-    assert (nice["prompt"], sorted(_texts(nice))) == ("Say something nice.", ["", "You are doing well."])
+    assert nice["prompt"] == [{"role": "user", "content": "Say something nice."}]
+    assert sorted(_texts(nice)) == ["", "You are doing well."]
     assert all("Assistant:" not in text for row in rows.values() for text in _texts(row))
 
 

@@ -1,4 +1,4 @@
-"""The documentation's pictures: every one a page shows is there, every one is made by the browser test that drives
+"""The documentation's pictures: every one a page shows is there, every one is made by a browser test that drives
 the real pages (so none goes stale), and every guide has at least one."""
 
 from __future__ import annotations
@@ -26,12 +26,25 @@ def test_every_picture_a_page_shows_exists():
     assert not missing, missing
 
 
-def test_every_picture_is_made_by_the_browser_test():
-    test = SCREENSHOTS_TEST.read_text()
+def _made_by_tests() -> list[re.Pattern[str]]:
+    """The names the browser tests write into docs/img: the screenshot test names each file (``"name"``), the
+    tests of a feature write theirs as ``DOCS_IMG / "name.png"`` or an f-string (``f"chat-{width}.png"``)."""
+    made = [re.compile(re.escape(name)) for name in re.findall(r'"([a-z0-9-]+)"', SCREENSHOTS_TEST.read_text())]
+    for module in (ROOT / "tests").rglob("*.py"):
+        text = module.read_text()
+        if "docs" not in text or "img" not in text:
+            continue
+        for written in re.findall(r'f?"([^"{}]*(?:\{[^}]*\}[^"{}]*)*)\.png"', text):
+            made.append(re.compile(".+".join(re.escape(part) for part in re.split(r"\{[^}]*\}", written))))
+    return made
+
+
+def test_every_picture_is_made_by_a_browser_test():
+    made = _made_by_tests()
     shown = {p.stem for page in PAGES for p in pictures(page)}
     assert shown, "no page shows a picture"
-    unmade = sorted(name for name in shown if f'"{name}"' not in test)  # the test names each file it writes
-    assert not unmade, f"pictures {SCREENSHOTS_TEST.name} does not make: {unmade}"
+    unmade = sorted(name for name in shown if not any(pattern.fullmatch(name) for pattern in made))
+    assert not unmade, f"pictures no browser test makes: {unmade}"
 
 
 def test_every_guide_has_a_picture():

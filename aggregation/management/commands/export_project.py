@@ -56,7 +56,7 @@ class Command(BaseCommand):
             for line in export_lines(project=project, options=export):
                 sys.stdout.write(line)
             return
-        unit = "label" if export.format == "annotations" else "item"
+        unit = "label" if export.format in ("annotations", "rankings") else "item"
         written = 0
         with (
             output.open("w", encoding="utf-8") as handle,
