@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from django.conf import settings
 from django.core.cache import cache, caches
 from django.http import HttpRequest
-from django.test import Client
+from django.test import Client, override_settings
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
@@ -51,11 +53,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def _fast_paths_for_their_own_tests(request: pytest.FixtureRequest, settings) -> None:
+def _fast_paths_for_their_own_tests(request: pytest.FixtureRequest) -> Iterator[None]:
     """Tests of the hand-made fast paths themselves (marked ``fast_paths``: query and round-trip budgets, the caches)
-    keep them on when the suite runs with PENUMBRA_FAST_PATHS=0 (``make pytest-plain``)."""
-    if request.node.get_closest_marker("fast_paths") is not None:
-        settings.FAST_PATHS = True
+    keep them on when the suite runs with PENUMBRA_FAST_PATHS=0 (``make pytest-plain``). Only those tests get an
+    override: pytest-django's ``settings`` fixture here would outlive other fixtures' teardowns."""
+    if request.node.get_closest_marker("fast_paths") is None:
+        yield
+        return
+    with override_settings(FAST_PATHS=True):
+        yield
 
 
 @pytest.fixture
