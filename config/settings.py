@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "annotation",
     "aggregation",
     "suggestions",
+    "projects.webhooks",
 ]
 
 MIDDLEWARE = [
@@ -351,6 +352,11 @@ LLM_CONCURRENCY = env_int("LLM_CONCURRENCY", 4, minimum=1)
 # Loopback and private addresses as LLM endpoints (a local vLLM or Ollama): on for the embedded demo, off otherwise,
 # so a lead cannot aim the server at internal services. Link-local and cloud metadata addresses are always refused.
 LLM_ALLOW_PRIVATE_URLS = env_bool("LLM_ALLOW_PRIVATE_URLS", EMBEDDED)
+# Webhooks (projects.webhooks): receivers on loopback or private addresses only when allowed (the SSRF rule of the
+# LLM endpoint); attempts per delivery and the first retry's delay, doubled each time.
+WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", EMBEDDED)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6, minimum=1)
+WEBHOOK_BACKOFF_SECONDS = env_int("WEBHOOK_BACKOFF_SECONDS", 10)
 
 # Mail to a project's leads (an audit that suspends a handoff). Without EMAIL_HOST it goes to the log instead.
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "")

@@ -46,4 +46,5 @@ urlpatterns = [
     path("", include("annotation.notes.urls")),
     path("", include("aggregation.urls")),
     path("", include("suggestions.urls")),
+    path("", include("projects.webhooks.urls")),
 ]
