@@ -47,4 +47,5 @@ urlpatterns = [
     path("", include("aggregation.urls")),
     path("", include("suggestions.urls")),
     path("", include("projects.webhooks.urls")),
+    path("", include("projects.sso_urls")),
 ]
