@@ -348,7 +348,7 @@ def job_run(*, job_id: int, kinds: Iterable[str], work: Callable[[Job, Progress]
 
 
 #: What an import or export job's end is announced as (projects.webhooks); generation jobs are not announced.
-_DONE_EVENTS = {
+_DONE_EVENTS: dict[str, str] = {
     Job.Kind.IMPORT_ITEMS: "import.done",
     Job.Kind.IMPORT_LABELS: "import.done",
     Job.Kind.EXPORT: "export.done",

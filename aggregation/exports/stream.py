@@ -136,9 +136,7 @@ def _aggregate_pages(project: Project, options: ExportOptions, chunk_size: int) 
             found[0]: (found[1], found[2], _metadata_columns(options.metadata, *found[3:]) if options.metadata else {})
             for found in _among(Item.objects.all(), "id", [row[0] for row in page]).values_list(*fields)
         }
-        yield [
-            _Aggregate(row[0], texts[row[0]][0], texts[row[0]][1], *row[1:], metadata=texts[row[0]][2]) for row in page
-        ]
+        yield [_Aggregate._make((row[0], *texts[row[0]][:2], *row[1:], texts[row[0]][2])) for row in page]
         last = page[-1][0]
 
 

@@ -35,7 +35,7 @@ def webhooks_page(request: HttpRequest, project_id: int) -> HttpResponse:
                     form.add_error(field if field in form.fields else None, message)
         else:
             return redirect("webhooks_page", project_id=project.pk)
-    template = "webhooks/partials/hooks.html" if request.htmx else "webhooks/page.html"
+    template = "webhooks/partials/hooks.html" if request.htmx else "webhooks/page.html"  # type: ignore[attr-defined]
     context = {"project": project, "hooks": hooks, "form": form}
     return render(request, template, context, status=400 if form.is_bound else 200)
 
