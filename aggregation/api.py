@@ -19,7 +19,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from aggregation.exports.card import export_card
-from aggregation.exports.options import FORMATS, MAX_MIN_ANNOTATORS, PAIRS, TIES, ExportOptions
+from aggregation.exports.options import (
+    FORMATS,
+    MAX_MIN_ANNOTATORS,
+    PAIRS,
+    TIES,
+    ExportOptions,
+    metadata_keys_problem,
+)
 from aggregation.exports.stream import export_filename, export_lines
 from aggregation.exports.tasks import export_job_start
 from aggregation.hesitation import hesitation_for_lead
@@ -282,6 +289,14 @@ class ExportQuerySerializer(serializers.Serializer):
     provenance = serializers.ChoiceField(choices=Provenance.values, required=False)
     pairs = serializers.ChoiceField(choices=PAIRS, default="best_worst")
     ties = serializers.ChoiceField(choices=TIES, required=False)
+    metadata = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+
+    def validate_metadata(self, value: str) -> tuple[str, ...]:
+        keys = tuple(key.strip() for key in value.split(",") if key.strip())
+        problem = metadata_keys_problem(keys)
+        if problem is not None:
+            raise serializers.ValidationError(problem)
+        return keys
 
     def options(self) -> ExportOptions:
         return ExportOptions(**self.validated_data)
@@ -294,7 +309,11 @@ EXPORT_PARAMETERS = [
     OpenApiParameter("min_annotators", int),
     OpenApiParameter("max_hesitation", float, description="IFS only: binary and Likert items have no hesitation."),
     OpenApiParameter("min_agreement", float, description="Item agreement among annotators; every mode has one."),
-    OpenApiParameter("min_margin", float, description="Leave out pairs with |S_chosen − S_rejected| below this."),
+    OpenApiParameter(
+        "min_margin",
+        float,
+        description="Leave out pairs whose consensus_margin |S_chosen − S_rejected| (0 to 2) is below this.",
+    ),
     OpenApiParameter("provenance", str, enum=Provenance.values),
     OpenApiParameter("pairs", str, enum=PAIRS, description="Items with more than two responses."),
     OpenApiParameter(
@@ -303,6 +322,12 @@ EXPORT_PARAMETERS = [
         enum=TIES,
         description="Pairs within the tie tolerance, or whose votes split evenly: left out (default for dpo) or "
         'kept with "tie": true (default for soft and ifs).',
+    ),
+    OpenApiParameter(
+        "metadata",
+        str,
+        description="Item metadata keys, comma-separated (letters, digits, _; at most 20), written as string columns "
+        "metadata_<key> in dpo, soft and ifs (null where an item has none).",
     ),
 ]
 

@@ -227,6 +227,17 @@ class ExportForm(TextRuleForm):
         choices=[("", "Any"), ("human", "Labelled by people"), ("model_handoff", "Handed to the LLM")],
     )
 
+    metadata = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Metadata columns",
+        help_text="Item metadata keys, comma-separated: each becomes a column metadata_<key> (dpo, soft, ifs).",
+    )
+
+    def clean_metadata(self) -> tuple[str, ...]:
+        # The keys' rule is the export's (check_export_options): the page shows its message on this field.
+        return tuple(key.strip() for key in self.cleaned_data.get("metadata", "").split(",") if key.strip())
+
     def options(self) -> dict[str, Any]:
         """Keyword arguments for ExportOptions: empty choices left to the export's defaults."""
-        return {key: value for key, value in self.cleaned_data.items() if value not in (None, "")}
+        return {key: value for key, value in self.cleaned_data.items() if value not in (None, "", ())}

@@ -14,6 +14,7 @@ fail a save.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from django.dispatch import Signal
 
@@ -23,6 +24,17 @@ SETTINGS_CHANGED = Signal()
 ITEMS_IMPORTED = Signal()
 SUGGESTIONS_CHANGED = Signal()
 FIGURES_RECOMPUTED = Signal()
+# Carries project_id, name (one of PROJECT_EVENTS) and data (a JSON-ready dict): what outside systems hear of.
+PROJECT_EVENT = Signal()
+
+#: The events a project announces to the outside (projects.webhooks), by name.
+PROJECT_EVENTS = (
+    "import.done",
+    "export.done",
+    "handoff.made",
+    "handoff.undone",
+    "audit.suspended",
+)
 
 EVENTS = {
     "labels_changed": LABELS_CHANGED,
@@ -30,6 +42,7 @@ EVENTS = {
     "items_imported": ITEMS_IMPORTED,
     "suggestions_changed": SUGGESTIONS_CHANGED,
     "figures_recomputed": FIGURES_RECOMPUTED,
+    "project_event": PROJECT_EVENT,
 }
 
 
@@ -57,3 +70,10 @@ def figures_recomputed(*, project_id: int) -> None:
     """The project's own figures (weights, agreement, progress) were just recomputed, in the worker that did it;
     figures built on top of them (the suggestion figures and the handoff verdict) follow in the same run."""
     FIGURES_RECOMPUTED.send(sender=None, project_id=int(project_id))
+
+
+def project_event(*, project_id: int, name: str, data: dict[str, Any]) -> None:
+    """Something an outside system may want to hear of happened (PROJECT_EVENTS); ``data`` says what, as JSON."""
+    if name not in PROJECT_EVENTS:
+        raise ValueError(f"unknown project event {name!r}")
+    PROJECT_EVENT.send(sender=None, project_id=int(project_id), name=name, data=data)

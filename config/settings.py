@@ -59,6 +59,8 @@ INSTALLED_APPS = [
     "annotation",
     "aggregation",
     "suggestions",
+    "projects.webhooks",
+    "mozilla_django_oidc",
 ]
 
 MIDDLEWARE = [
@@ -95,6 +97,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "config.context_processors.sign_in",
             ],
         },
     },
@@ -138,9 +141,30 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     # ModelBackend with the signed-in user read from the cache (no user query per request).
     "config.auth.CachedModelBackend",
+    # Single sign-on (projects.sso): answers only the provider's callback, and only when OIDC_ENABLED.
+    "projects.sso.PenumbraOIDCBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
+
+# Single sign-on through OpenID Connect (projects.sso, mozilla-django-oidc), off by default. The endpoints are the
+# provider's (its /.well-known/openid-configuration lists them); the client is registered there with the redirect
+# URI https://<this host>/oidc/callback/.
+OIDC_ENABLED = env_bool("OIDC_ENABLED", False)
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_OP_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_OP_USER_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "")
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "openid email profile")
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = 10
+OIDC_USERNAME_CLAIM = os.environ.get("OIDC_USERNAME_CLAIM", "preferred_username")
+OIDC_ROLES_CLAIM = os.environ.get("OIDC_ROLES_CLAIM", "")
+OIDC_LINK_LOCAL_ACCOUNTS = env_bool("OIDC_LINK_LOCAL_ACCOUNTS", False)
+LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/"  # mozilla-django-oidc takes a path, not a URL name
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"
@@ -355,6 +379,11 @@ LLM_CONCURRENCY = env_int("LLM_CONCURRENCY", 4, minimum=1)
 # Loopback and private addresses as LLM endpoints (a local vLLM or Ollama): on for the embedded demo, off otherwise,
 # so a lead cannot aim the server at internal services. Link-local and cloud metadata addresses are always refused.
 LLM_ALLOW_PRIVATE_URLS = env_bool("LLM_ALLOW_PRIVATE_URLS", EMBEDDED)
+# Webhooks (projects.webhooks): receivers on loopback or private addresses only when allowed (the SSRF rule of the
+# LLM endpoint); attempts per delivery and the first retry's delay, doubled each time.
+WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", EMBEDDED)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6, minimum=1)
+WEBHOOK_BACKOFF_SECONDS = env_int("WEBHOOK_BACKOFF_SECONDS", 10)
 
 # Mail to a project's leads (an audit that suspends a handoff). Without EMAIL_HOST it goes to the log instead.
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "")

@@ -46,4 +46,6 @@ urlpatterns = [
     path("", include("annotation.notes.urls")),
     path("", include("aggregation.urls")),
     path("", include("suggestions.urls")),
+    path("", include("projects.webhooks.urls")),
+    path("", include("projects.sso_urls")),
 ]

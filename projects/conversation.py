@@ -87,3 +87,13 @@ def trl_messages(messages: list[dict[str, str]]) -> list[dict[str, str]]:
 def assistant_turn(text: str) -> list[dict[str, str]]:
     """A response as TRL's conversational ``chosen`` / ``rejected`` give it: one assistant message."""
     return [{"role": "assistant", "content": text}]
+
+
+def export_prompt(
+    prompt: str, messages: list[dict[str, str]] | None, *, conversational: bool
+) -> str | list[dict[str, str]]:
+    """An item's prompt as an export writes it. In a project that holds conversations every prompt is a list of
+    messages (a plain prompt as one user message), so the column keeps one type for ``datasets``; elsewhere the text."""
+    if messages is not None:
+        return trl_messages(messages)
+    return [{"role": "user", "content": prompt}] if conversational else prompt

@@ -38,6 +38,7 @@ from django.db import connection, transaction
 from django.db.models import DateTimeField, ExpressionWrapper, F, Q, QuerySet, Value
 from django.db.models.functions import Now
 
+from config import events
 from projects.models import Job, JobChunk
 
 logger = logging.getLogger(__name__)
@@ -341,5 +342,27 @@ def job_run(*, job_id: int, kinds: Iterable[str], work: Callable[[Job, Progress]
     else:
         errors = result.pop("errors", [])
         job_finish(job, status=Job.Status.DONE, result=result, errors=errors, progress=heartbeat)
+        _announce_done(job, result, errors)
     finally:
         heartbeat.stop()
+
+
+#: What an import or export job's end is announced as (projects.webhooks); generation jobs are not announced.
+_DONE_EVENTS: dict[str, str] = {
+    Job.Kind.IMPORT_ITEMS: "import.done",
+    Job.Kind.IMPORT_LABELS: "import.done",
+    Job.Kind.EXPORT: "export.done",
+}
+
+
+def _announce_done(job: Job, result: dict[str, Any], errors: list[dict[str, Any]]) -> None:
+    name = _DONE_EVENTS.get(job.kind)
+    if name is None or job.project_id is None:
+        return
+    # The counts and names only: an export's card and an import's rows stay behind the API.
+    summary = {key: value for key, value in result.items() if isinstance(value, int | str | bool) and key != "card"}
+    events.project_event(
+        project_id=job.project_id,
+        name=name,
+        data={"job_id": job.pk, "kind": job.kind, "result": summary, "errors": len(errors)},
+    )

@@ -45,7 +45,7 @@ def _addresses(host: str) -> list[IPAddress]:
     return [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
 
 
-def _refusal(address: IPAddress, *, allow_private: bool) -> str | None:
+def _refusal(address: IPAddress, *, allow_private: bool, private_setting: str) -> str | None:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     if address in METADATA_ADDRESSES:
@@ -56,15 +56,20 @@ def _refusal(address: IPAddress, *, allow_private: bool) -> str | None:
         return "not a usable host address"
     if address.is_loopback or address.is_private or address in _SHARED_ADDRESS_SPACE:
         if not allow_private:
-            return "a loopback or private address (allowed only with LLM_ALLOW_PRIVATE_URLS)"
+            return f"a loopback or private address (allowed only with {private_setting})"
         return None
     if address.is_reserved:
         return "not a usable host address"
     return None
 
 
-def check_llm_base_url(url: str, *, allow_private: bool) -> None:
-    """Raise LLMURLRefused if ``url`` may not be an LLM endpoint. An empty URL (use the default) is fine."""
+def check_llm_base_url(
+    url: str, *, allow_private: bool, private_setting: str = "LLM_ALLOW_PRIVATE_URLS", what: str = "an LLM endpoint"
+) -> None:
+    """Raise LLMURLRefused if ``url`` may not be an LLM endpoint. An empty URL (use the default) is fine.
+
+    The same rule serves every address the server calls on a lead's word (webhooks pass their own ``what`` and the
+    setting that opens private addresses to them)."""
     url = url.strip()
     if not url:
         return
@@ -75,9 +80,9 @@ def check_llm_base_url(url: str, *, allow_private: bool) -> None:
     if not host:
         raise LLMURLRefused("The URL has no host name.")
     if host in METADATA_NAMES:
-        raise LLMURLRefused(f"{host} is a cloud metadata service, never an LLM endpoint.")
+        raise LLMURLRefused(f"{host} is a cloud metadata service, never {what}.")
     for address in _addresses(host):
-        reason = _refusal(address, allow_private=allow_private)
+        reason = _refusal(address, allow_private=allow_private, private_setting=private_setting)
         if reason is not None:
             shown = host if host == str(address) else f"{host} ({address})"
             raise LLMURLRefused(f"{shown} is {reason}.")

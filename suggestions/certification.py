@@ -143,6 +143,11 @@ def handoff_suspend(*, project: Project, reason: str, figures: dict[str, Any]) -
         figures=figures,
         items_affected=len(item_ids),
     )
+    events.project_event(
+        project_id=project.pk,
+        name="audit.suspended",
+        data={"decision_id": decision.pk, "reason": reason, "items": len(item_ids)},
+    )
     # After commit: a rolled-back suspension tells nobody, and a mail server that fails is logged, not re-raised
     # into the save that triggered the audit.
     transaction.on_commit(lambda: _mail_leads(project_id=project.pk, decision_id=decision.pk), robust=True)

@@ -368,6 +368,11 @@ def handoff_apply(*, project: Project, user: User | None = None, basis: str = "b
         decided_by=user,
     )
     _store_evaluation(project, {**evaluation, "phase": project.phase})
+    events.project_event(
+        project_id=project.pk,
+        name="handoff.made",
+        data={"decision_id": decision.pk, "items": len(item_rows), "basis": basis, "automatic": user is None},
+    )
     return decision
 
 
@@ -397,6 +402,9 @@ def handoff_undo(*, project: Project, user: User | None) -> HandoffDecision:
         figures={"items": len(item_ids)},
         items_affected=len(item_ids),
         decided_by=user,
+    )
+    events.project_event(
+        project_id=project.pk, name="handoff.undone", data={"decision_id": decision.pk, "items": len(item_ids)}
     )
     aggregate = ProjectAggregate.objects.filter(project=project).first()
     if aggregate and "handoff" in (aggregate.suggestions or {}):

@@ -18,7 +18,8 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from aggregation.conclusions.selectors import conclusions_for_project
-from aggregation.exports.stream import ExportOptions, export_filename
+from aggregation.exports.schema import export_features, features_yaml
+from aggregation.exports.stream import ExportOptions, export_filename, project_has_conversations
 from aggregation.maths.dataset_card import CardFacts, dataset_card
 from aggregation.models import ItemAggregate, ProjectAggregate, Provenance
 from annotation.models import Annotation
@@ -65,6 +66,9 @@ def export_card_facts(*, project: Project, options: ExportOptions) -> CardFacts:
         calibration=calibration.get("bins") or [],
         verification=labeling.get("verification"),
         conclusions=conclusions_for_project(project=project),
+        features=features_yaml(
+            export_features(options.format, options.metadata, conversational=project_has_conversations(project))
+        ),
     )
 
 

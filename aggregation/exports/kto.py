@@ -34,6 +34,8 @@ def kto_lines(
 ) -> Iterator[tuple[int, list[str]]]:
     rows = aggregates.order_by("item_id").values_list("item_id", "best_position", "n_annotators")
     band = project.tie_tolerance / 2
+    # In a project that holds conversations every prompt is messages, so each column keeps one type.
+    conversational = Item.objects.filter(project=project, prompt_messages__isnull=False).exists()
     last = 0
     while True:
         page = list(rows.filter(item_id__gt=last)[:chunk_size])
@@ -41,9 +43,8 @@ def kto_lines(
             return
         last = page[-1][0]
         item_ids = [row[0] for row in page]
-        items = {pk: (ext, prompt, messages) for pk, ext, prompt, messages in Item.objects.filter(
-            pk__in=item_ids
-        ).values_list("pk", "external_id", "prompt", "prompt_messages")}  # fmt: skip
+        found = Item.objects.filter(pk__in=item_ids).values_list("pk", "external_id", "prompt", "prompt_messages")
+        items = {pk: (ext, prompt, _messages(prompt, messages, conversational)) for pk, ext, prompt, messages in found}
         responses: dict[int, dict[int, tuple[int, str]]] = {}
         for pk, item_id, position, text in Response.objects.filter(item_id__in=item_ids).values_list(
             "pk", "item_id", "position", "text"
@@ -92,6 +93,12 @@ def _labels(
         if score is not None and abs(score) >= band and score != 0:
             out.append((position, text, score > 0, round(score, 6), "sliders"))
     return out
+
+
+def _messages(prompt: str, messages: list[dict[str, str]] | None, conversational: bool) -> list[dict[str, str]] | None:
+    if messages is None and conversational:
+        return [{"role": "user", "content": prompt}]
+    return messages
 
 
 def _line(

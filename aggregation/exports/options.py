@@ -3,6 +3,7 @@ itself (aggregation.exports.stream, which re-exports these names), the API seria
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
@@ -35,6 +36,8 @@ class ExportOptions:
     provenance: str | None = None
     pairs: str = "best_worst"
     ties: str | None = None  # None: DEFAULT_TIES of the format
+    #: Item metadata keys written as string columns ``metadata_<key>`` (dpo, soft and ifs).
+    metadata: tuple[str, ...] = ()
 
     @property
     def ties_excluded(self) -> bool:
@@ -42,6 +45,20 @@ class ExportOptions:
 
 
 MAX_MIN_ANNOTATORS = 1_000_000
+MAX_METADATA_KEYS = 20
+#: A metadata key becomes part of a column name: letters, digits and ``_`` keep it a plain identifier in every tool.
+METADATA_KEY = re.compile(r"[A-Za-z0-9_]{1,64}")
+
+
+def metadata_keys_problem(keys: tuple[str, ...]) -> str | None:
+    if len(keys) > MAX_METADATA_KEYS:
+        return f"At most {MAX_METADATA_KEYS} metadata keys."
+    for key in keys:
+        if not isinstance(key, str) or not METADATA_KEY.fullmatch(key):
+            return f"A metadata key is 1 to 64 letters, digits or underscores (got {key!r})."
+    if len(set(keys)) != len(keys):
+        return "Each metadata key once."
+    return None
 
 
 def check_export_options(options: ExportOptions) -> None:
@@ -64,5 +81,8 @@ def check_export_options(options: ExportOptions) -> None:
         errors["min_agreement"] = "Expected a number from 0 to 1."
     if options.min_margin is not None and not 0 <= options.min_margin <= 2:
         errors["min_margin"] = "Expected a number from 0 to 2."
+    metadata_problem = metadata_keys_problem(options.metadata)
+    if metadata_problem is not None:
+        errors["metadata"] = metadata_problem
     if errors:
         raise ValidationError(errors)

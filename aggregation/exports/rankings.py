@@ -18,7 +18,7 @@ from django.db.models.functions import Coalesce
 
 from annotation.models import Annotation
 from projects import conversation
-from projects.models import Project, Response
+from projects.models import Item, Project, Response
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
 
@@ -32,6 +32,8 @@ def ranking_lines(project: Project, chunk_size: int) -> Iterator[tuple[int, list
             "id", "item_id", "item__external_id", "item__prompt", "item__prompt_messages", "annotator_name", "ranking"
         )
     )
+    # In a project that holds conversations every prompt is messages, so each column keeps one type.
+    conversational = Item.objects.filter(project=project, prompt_messages__isnull=False).exists()
     last = 0
     while True:
         page = list(rows.filter(id__gt=last)[:chunk_size])
@@ -44,6 +46,8 @@ def ranking_lines(project: Project, chunk_size: int) -> Iterator[tuple[int, list
         ):
             texts.setdefault(item_id, {})[position] = (text, model)
         for annotation_id, item_id, external_id, prompt, messages, annotator, ranking in page:
+            if messages is None and conversational:
+                messages = [{"role": "user", "content": prompt}]
             yield annotation_id, [_line(ranking, texts[item_id], external_id, prompt, messages, annotator)]
 
 
@@ -64,7 +68,7 @@ def _line(
         "annotator": annotator,
         "prompt": prompt if messages is None else conversation.trl_messages(messages),
         "ranking": ranking,
-        "responses": [answer(p) for p in ranking],
+        "responses": [texts[p][0] for p in ranking],  # the texts; the pairs carry TRL's shape
         "models": [texts[p][1] for p in ranking],
         "pairs": [
             {"chosen": answer(a), "rejected": answer(b), "chosen_position": a, "rejected_position": b}

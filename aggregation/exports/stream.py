@@ -4,28 +4,34 @@ Every generator walks the project in keyset pages of ``chunk_size`` items (``ite
 responses and aggregates in a handful of bulk queries, and yields one encoded line at a time. Memory therefore depends
 on the page size, never on the project size.
 
-Formats (one JSON object a line):
-- ``dpo``: TRL's ``prompt``, ``chosen``, ``rejected`` (in TRL's conversational shape, the prompt as messages and
-  each answer as one assistant message, when the item is a conversation) plus ``p_chosen``, ``margin``,
-  ``hesitation``, ``agreement``, ``n_annotators``, ``provenance``, ``tie`` and ``id``. Items with more than two
-  responses give all pairs or only best against worst (``pairs``).
-- ``soft``: every unordered pair of responses (position order) with the soft label p(a ≻ b) = 0.5 + (S_a − S_b)/4.
-- ``ifs``: one line per item with the aggregated (μ, ν, π, S) of every response per operator and criterion
-  (criterion ``overall`` is the criterion-weighted combination).
-- ``rankings``: one line per ranked label (aggregation.exports.rankings): the responses best first and every pair
+Formats (one JSON object a line; the columns and their types are aggregation.exports.schema.FEATURES, the same in
+every mode, declared in the dataset card so that ``datasets`` reads them):
+- ``dpo``: TRL's ``prompt``, ``chosen``, ``rejected`` (in TRL's conversational shape when the project holds
+  conversations: every prompt as messages, each answer as one assistant message) plus ``chosen_model``,
+  ``rejected_model``, ``p_chosen``,
+  ``consensus_margin``, ``hesitation``, ``agreement``, ``n_annotators``, ``provenance``, ``tie``, ``id`` and the
+  stored positions. Items with more than two responses give all pairs or only best against worst (``pairs``).
+  ``consensus_margin`` is S_chosen − S_rejected in [0, 2], how firmly the annotators agree (p_chosen = 0.5 +
+  consensus_margin / 4); it is not named ``margin`` because TRL's RewardTrainer adds a ``margin`` column to its loss.
+- ``soft``: every unordered pair of responses (position order) with their texts and models and the soft label
+  p(a ≻ b) = 0.5 + (S_a − S_b)/4; ``consensus_margin`` is S_a − S_b in [−2, 2].
+- ``ifs``: one line per item with the aggregated (μ, ν, π, S) of every response as records per operator and
+  criterion (criterion ``overall`` is the criterion-weighted combination).
+- ``rankings`` (aggregation.exports.rankings): one line per ranked label, the responses best first and every pair
   that order implies.
-- ``kto``: TRL's unpaired ``prompt``, ``completion``, ``label`` from per-response judgments (aggregation.exports.kto).
-- ``annotations``: one line per raw label: values, binary choice or Likert value, blind/shown flags, the suggestion
-  exposures of that annotator for that item, the response order they saw and the time spent.
+- ``kto`` (aggregation.exports.kto): TRL's unpaired ``prompt``, ``completion``, ``label`` from per-response judgments.
+- ``annotations`` (aggregation.exports.annotations): one line per raw label.
+- ``metadata`` (dpo, soft, ifs): the item metadata keys the lead chose, as string columns ``metadata_<key>``.
 
 Binary and Likert items have no IFS values: their scores are the pseudo-scores S₀ = s̄, S₁ = −s̄ of the mean signed
-preference (see aggregation.services), so p and margin read the same in every mode; their hesitation is null.
+preference (see aggregation.services), so p and the consensus margin read the same in every mode; their hesitation
+is null (a nullable float).
 
 Ties. A pair is a tie when its scores differ by less than the project's tie tolerance, and, for binary and Likert
 items, when the unweighted votes split evenly (``vote_tie``: weights alone would otherwise pick a winner). ``ties``
 says what to do with them: ``exclude`` leaves them out (the default for ``dpo``, whose rows claim that one response
 is better), ``mark`` keeps them with ``"tie": true`` (the default for ``soft`` and ``ifs``, whose p ≈ 0.5 already
-says "no preference"). ``min_margin`` filters on the margin whatever ``ties`` says.
+says "no preference"). ``min_margin`` filters on the consensus margin whatever ``ties`` says.
 
 Only items with an ItemAggregate appear in ``dpo``, ``soft`` and ``ifs``: an item nobody labelled (and not handed
 off) has nothing to export. Access is checked by the caller (the API lets only leads in; the command is an operator's).
@@ -40,41 +46,24 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, NamedTuple
 
-from django.db import connection
 from django.db.models import QuerySet
-from django.db.models.functions import Coalesce
 
+from aggregation.exports.annotations import annotation_lines
+from aggregation.exports.encoding import among as _among
+from aggregation.exports.encoding import line as _line
+from aggregation.exports.encoding import rounded as _rounded
 from aggregation.exports.kto import kto_lines
 
 # The options and their check live in aggregation.exports.options.
 from aggregation.exports.options import DEFAULT_CHUNK_SIZE, OVERALL, check_export_options
 from aggregation.exports.options import ExportOptions as ExportOptions
 from aggregation.exports.rankings import ranking_lines
+from aggregation.exports.schema import METADATA_PREFIX
 from aggregation.maths.ifs import TOLERANCE_SLACK
 from aggregation.models import ItemAggregate, ResponseAggregate
-from annotation.models import Annotation, JudgmentValue, SuggestionExposure
+from annotation.models import Annotation
 from projects import conversation
 from projects.models import TIE, Criterion, Item, Project, Response
-
-# One encoder for every line: json.dumps with options builds a new encoder per call.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
-def _line(row: dict[str, Any]) -> str:
-    return _ENCODER.encode(row) + "\n"
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
-def _among(rows: QuerySet[Any], column: str, ids: list[int]) -> QuerySet[Any]:
-    """``column IN ids`` for a page of ids. On PostgreSQL as ``= ANY(array)``: one parameter instead of thousands,
-    which Django and the driver would otherwise process one by one on every page (a third of the export's time)."""
-    if connection.vendor != "postgresql":
-        return rows.filter(**{f"{column}__in": ids})
-    table = connection.ops.quote_name(rows.model._meta.db_table)
-    return rows.extra(where=[f"{table}.{connection.ops.quote_name(column)} = ANY(%s)"], params=[ids])
 
 
 def _aggregate_rows(project: Project, options: ExportOptions) -> QuerySet[ItemAggregate]:
@@ -109,7 +98,7 @@ _AGGREGATE_FIELDS = (
 class _Aggregate(NamedTuple):
     item_id: int
     external_id: str
-    prompt: str | list[dict[str, str]]  # the messages when the item is a conversation (TRL's conversational shape)
+    prompt: str | list[dict[str, str]]  # messages when the project holds conversations (TRL's conversational shape)
     provenance: str
     best: int | None
     worst: int | None
@@ -120,6 +109,27 @@ class _Aggregate(NamedTuple):
     n_annotators: int
     signed_preference: float | None
     vote_tie: bool
+    metadata: dict[str, str | None]
+
+
+def _metadata_columns(keys: tuple[str, ...], metadata: Any, lead_metadata: Any) -> dict[str, str | None]:
+    """The chosen keys as strings (JSON for anything but a string), from the item's metadata, else its lead-only
+    metadata; null when the item has neither. Strings whatever the value, so the column's type never varies."""
+    columns: dict[str, str | None] = {}
+    for key in keys:
+        for source in (metadata, lead_metadata):
+            if isinstance(source, dict) and key in source and source[key] is not None:
+                value = source[key]
+                columns[f"{METADATA_PREFIX}{key}"] = value if isinstance(value, str) else json.dumps(value)
+                break
+        else:
+            columns[f"{METADATA_PREFIX}{key}"] = None
+    return columns
+
+
+def project_has_conversations(project: Project) -> bool:
+    """Whether any item's prompt is a conversation: then every prompt is exported as messages."""
+    return Item.objects.filter(project=project, prompt_messages__isnull=False).exists()
 
 
 def _aggregate_pages(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[list[_Aggregate]]:
@@ -129,18 +139,23 @@ def _aggregate_pages(project: Project, options: ExportOptions, chunk_size: int) 
     items from the start of the table for every page, which makes the whole export quadratic.
     """
     rows = _aggregate_rows(project, options).order_by("item_id").values_list(*_AGGREGATE_FIELDS)
+    conversational = project_has_conversations(project)
     last = 0
     while True:
         page = list(rows.filter(item_id__gt=last)[:chunk_size])
         if not page:
             return
+        fields = ("id", "external_id", "prompt", "prompt_messages")
+        fields += ("metadata", "lead_metadata") if options.metadata else ()
         texts = {
-            item_id: (external_id, prompt if messages is None else conversation.trl_messages(messages))
-            for item_id, external_id, prompt, messages in _among(
-                Item.objects.all(), "id", [row[0] for row in page]
-            ).values_list("id", "external_id", "prompt", "prompt_messages")
+            found[0]: (
+                found[1],
+                conversation.export_prompt(found[2], found[3], conversational=conversational),
+                _metadata_columns(options.metadata, *found[4:]) if options.metadata else {},
+            )
+            for found in _among(Item.objects.all(), "id", [row[0] for row in page]).values_list(*fields)
         }
-        yield [_Aggregate(row[0], *texts[row[0]], *row[1:]) for row in page]
+        yield [_Aggregate._make((row[0], *texts[row[0]][:2], *row[1:], texts[row[0]][2])) for row in page]
         last = page[-1][0]
 
 
@@ -263,8 +278,10 @@ def _dpo_lines(project: Project, options: ExportOptions, chunk_size: int) -> Ite
                             "prompt": row.prompt,
                             "chosen": _answer(row, pair.chosen.text),
                             "rejected": _answer(row, pair.rejected.text),
+                            "chosen_model": pair.chosen.model,
+                            "rejected_model": pair.rejected.model,
                             "p_chosen": _rounded(pair.p_chosen),
-                            "margin": _rounded(pair.margin),
+                            "consensus_margin": _rounded(pair.margin),
                             "hesitation": _rounded(pair.hesitation),
                             "agreement": _rounded(row.agreement),
                             "n_annotators": row.n_annotators,
@@ -273,6 +290,7 @@ def _dpo_lines(project: Project, options: ExportOptions, chunk_size: int) -> Ite
                             "id": f"{row.external_id}#{suffix}" if suffix else row.external_id,
                             "chosen_position": pair.chosen.position,
                             "rejected_position": pair.rejected.position,
+                            **row.metadata,
                         }
                     )
                 )
@@ -317,15 +335,18 @@ def _soft_lines(project: Project, options: ExportOptions, chunk_size: int) -> It
                             "prompt": row.prompt,
                             "response_a": a.text,
                             "response_b": b.text,
+                            "model_a": a.model,
+                            "model_b": b.model,
                             "position_a": a.position,
                             "position_b": b.position,
                             "p_a_over_b": _rounded(0.5 + margin / 4),
-                            "margin": _rounded(margin),
+                            "consensus_margin": _rounded(margin),
                             "hesitation": _rounded(hesitation),
                             "agreement": _rounded(row.agreement),
                             "n_annotators": row.n_annotators,
                             "provenance": row.provenance,
                             "tie": tie,
+                            **row.metadata,
                         }
                     )
                 )
@@ -342,20 +363,26 @@ def _ifs_lines(project: Project, options: ExportOptions, chunk_size: int) -> Ite
             "id", "item_id", "position", "text", "model_name"
         )
         for response_id, item_id, position, text, model in texts:
-            responses[item_id][position] = {"position": position, "text": text, "model": model, "aggregates": {}}
+            responses[item_id][position] = {"position": position, "text": text, "model": model, "aggregates": []}
             position_of[response_id] = (item_id, position)
-        aggregates = _among(ResponseAggregate.objects.all(), "item_id", item_ids).values_list(
-            "response_id", "criterion_id", "operator", "mu", "nu"
+        aggregates = (
+            _among(ResponseAggregate.objects.all(), "item_id", item_ids)
+            .order_by("response_id", "operator", "criterion_id")
+            .values_list("response_id", "criterion_id", "operator", "mu", "nu")
         )
         for response_id, criterion_id, operator, mu, nu in aggregates:
             item_id, position = position_of[response_id]
             criterion = OVERALL if criterion_id is None else criterion_names.get(criterion_id, str(criterion_id))
-            responses[item_id][position]["aggregates"].setdefault(operator, {})[criterion] = {
-                "mu": _rounded(mu),
-                "nu": _rounded(nu),
-                "pi": _rounded(1.0 - mu - nu),
-                "score": _rounded(mu - nu),
-            }
+            responses[item_id][position]["aggregates"].append(
+                {
+                    "operator": operator,
+                    "criterion": criterion,
+                    "mu": _rounded(mu),
+                    "nu": _rounded(nu),
+                    "pi": _rounded(1.0 - mu - nu),
+                    "score": _rounded(mu - nu),
+                }
+            )
         for row in page:
             margin = row.margin
             tie = row.vote_tie or row.best == TIE
@@ -372,126 +399,23 @@ def _ifs_lines(project: Project, options: ExportOptions, chunk_size: int) -> Ite
                 "best_position": row.best,
                 "worst_position": row.worst,
                 "p_best": _rounded(row.p_best),
-                "margin": _rounded(margin),
+                "consensus_margin": _rounded(margin),
                 "hesitation": _rounded(row.hesitation),
                 "agreement": _rounded(row.agreement),
                 "signed_preference": _rounded(row.signed_preference),
                 "tie": tie,
                 "n_annotators": row.n_annotators,
                 "responses": [responses[row.item_id][p] for p in sorted(responses.get(row.item_id, {}))],
+                **row.metadata,
             }
             yield row.item_id, [_line(line)]
-
-
-def _annotation_lines(project: Project, options: ExportOptions, chunk_size: int) -> Iterator[tuple[int, list[str]]]:
-    """Raw labels, keyset-paged by annotation id; the filters that concern aggregates do not apply to raw labels."""
-    criterion_names = dict(Criterion.objects.filter(project=project).values_list("id", "name"))
-    rows = (
-        Annotation.objects.filter(project=project)
-        # An imported annotator goes by the name its file gave it, not its shadow account's username.
-        .annotate(annotator_name=Coalesce("annotator__imported_identity__external_id", "annotator__username"))
-        .order_by("id")
-        .values_list(
-            "id",
-            "item_id",
-            "item__external_id",
-            "item__is_blind",
-            "annotator_id",
-            "annotator_name",
-            "mode",
-            "response_order",
-            "binary_choice",
-            "likert_value",
-            "suggestion_shown",
-            "accepted_suggestion",
-            "time_spent_ms",
-            "revision_count",
-            "source",
-            "created_at",
-            "updated_at",
-            "ranking",
-            "both_bad",
-        )
-    )
-    last = 0
-    while True:
-        page = list(rows.filter(id__gt=last)[:chunk_size])
-        if not page:
-            return
-        last = page[-1][0]
-        annotation_ids = [row[0] for row in page]
-        item_ids = {row[1] for row in page}
-        values: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for annotation_id, position, criterion_id, mu, nu in (
-            _among(JudgmentValue.objects.all(), "annotation_id", annotation_ids)
-            .order_by("annotation_id", "response__position", "criterion_id")
-            .values_list("annotation_id", "response__position", "criterion_id", "mu", "nu")
-        ):
-            values[annotation_id].append(
-                {
-                    "position": position,
-                    "criterion": criterion_names.get(criterion_id, str(criterion_id)),
-                    "mu": mu / 1000,
-                    "nu": nu / 1000,
-                }
-            )
-        exposures: dict[tuple[int, int], list[dict[str, str]]] = defaultdict(list)
-        for item_id, annotator_id, kind, created_at in (
-            _among(SuggestionExposure.objects.filter(project=project), "item_id", list(item_ids))
-            .order_by("created_at", "id")
-            .values_list("item_id", "annotator_id", "kind", "created_at")
-        ):
-            exposures[(item_id, annotator_id)].append({"kind": kind, "at": created_at.isoformat()})
-        for (
-            annotation_id,
-            item_id,
-            external_id,
-            item_is_blind,
-            annotator_id,
-            username,
-            mode,
-            response_order,
-            binary_choice,
-            likert_value,
-            suggestion_shown,
-            accepted,
-            time_spent_ms,
-            revision_count,
-            source,
-            created_at,
-            updated_at,
-            ranking,
-            both_bad,
-        ) in page:
-            row = {
-                "item": external_id,
-                "annotator": username,
-                "mode": mode,
-                "response_order": response_order,
-                "choice": binary_choice,
-                "ranking": ranking,
-                "both_bad": both_bad,
-                "likert": likert_value,
-                "values": values.get(annotation_id, []),
-                "blind": not suggestion_shown,
-                "suggestion_shown": suggestion_shown,
-                "accepted_suggestion": accepted,
-                "item_in_blind_sample": item_is_blind,
-                "exposures": exposures.get((item_id, annotator_id), []),
-                "time_spent_ms": time_spent_ms,
-                "revision_count": revision_count,
-                "source": source,
-                "timestamp": created_at.isoformat(),
-                "updated_at": updated_at.isoformat(),
-            }
-            yield item_id, [_line(row)]
 
 
 _GENERATORS: dict[str, Callable[[Project, ExportOptions, int], Iterator[tuple[int, list[str]]]]] = {
     "dpo": _dpo_lines,
     "soft": _soft_lines,
     "ifs": _ifs_lines,
-    "annotations": _annotation_lines,
+    "annotations": annotation_lines,
     "rankings": lambda project, options, chunk_size: ranking_lines(project, chunk_size),
     "kto": lambda project, options, chunk_size: kto_lines(project, _aggregate_rows(project, options), chunk_size),
 }

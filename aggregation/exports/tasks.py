@@ -42,7 +42,8 @@ def export_job_start(*, project: Project, user: AbstractBaseUser | None, options
 
 def export_job_run(*, job_id: int) -> None:
     def work(job: Job, progress: Progress) -> dict[str, Any]:
-        options = ExportOptions(**job.options)
+        # Stored as JSON: the metadata keys come back as a list.
+        options = ExportOptions(**{**job.options, "metadata": tuple(job.options.get("metadata") or ())})
         progress(0, export_count(project=job.project, options=options))
         # Read before the lines: the file holds figures at least this old (the download repeats it as a header).
         staleness = figures_staleness(project=job.project)

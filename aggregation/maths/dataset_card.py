@@ -59,6 +59,9 @@ class CardFacts:
     conclusions: Mapping[str, Any] | None = None
     license: str = "other"
     language: Sequence[str] = field(default_factory=tuple)
+    #: The export's columns as YAML lines of ``datasets`` features (aggregation.exports.schema.features_yaml):
+    #: written as ``dataset_info.features`` so ``datasets`` reads the same types in every mode.
+    features: Sequence[str] = field(default_factory=tuple)
 
 
 def size_category(n: int) -> str:
@@ -123,8 +126,10 @@ def _front_matter(facts: CardFacts) -> list[str]:
         "  data_files:",
         "  - split: train",
         *[f"    path: {_q(path)}" for path in facts.files[:1]],
-        "---",
     ]
+    if facts.features:
+        lines += ["dataset_info:", "  features:", *[f"  {line}" for line in facts.features]]
+    lines.append("---")
     return lines
 
 
@@ -214,7 +219,9 @@ def dataset_card(facts: CardFacts) -> str:
         "## Dataset Structure",
         "",
         "One JSON object a line. Every row names its `provenance`; the columns are described in the Penumbra README "
-        f"under the `{facts.export_format}` export.",
+        f"under the `{facts.export_format}` export, and their types are declared above (`dataset_info.features`, "
+        "the same in every annotation mode). `consensus_margin` is how firmly the annotators agree (S_chosen − "
+        "S_rejected, 0 to 2), not a reward margin for TRL's RewardTrainer.",
         "",
         "## Dataset Creation",
         "",

@@ -32,6 +32,9 @@ class ParsedLabel:
     timestamp: datetime | None = None
     response_order: list[int] | None = None
     suggestion_shown: bool = False
+    # The file's positions with the text and model of each (an export's "responses"): resolved against the item's
+    # stored responses by relocate_label, so a file from another project never flips a label.
+    responses: list[tuple[int, str, str | None]] | None = None
 
 
 def _permille(raw: Any, what: str) -> int:
@@ -120,7 +123,71 @@ def parse_label(line_number: int, text: str, project: Project, criterion_names: 
     if not isinstance(shown, bool):
         raise ValueError('"suggestion_shown" must be true or false')
     label.suggestion_shown = shown
+    if row.get("responses") is not None:
+        label.responses = _responses(row["responses"])
     return label
+
+
+def _responses(raw: Any) -> list[tuple[int, str, str | None]]:
+    shape = '"responses" must be a list of {"position", "text", "model"}'
+    if not isinstance(raw, list) or not raw:
+        raise ValueError(shape)
+    found: list[tuple[int, str, str | None]] = []
+    for entry in raw:
+        if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
+            raise ValueError(shape)
+        model = entry.get("model")
+        if model is not None and not isinstance(model, str):
+            raise ValueError(f"{shape}: a model is a name")
+        found.append((_whole(entry.get("position"), '"position" of "responses"', 0), entry["text"], model or None))
+    if len({position for position, _, _ in found}) != len(found):
+        raise ValueError('"responses" names a position twice')
+    return found
+
+
+def _stored_position(text: str, model: str | None, stored: dict[int, tuple[str, str]], taken: set[int]) -> int | None:
+    """The item's position whose response has this text (and this model, when both name one), not yet taken."""
+    for position, (stored_text, stored_model) in sorted(stored.items()):
+        if position in taken or stored_text != text:
+            continue
+        if model and stored_model and model != stored_model:
+            continue
+        return position
+    return None
+
+
+def relocate_label(label: ParsedLabel, stored: dict[int, tuple[str, str]], likert_points: int) -> None:
+    """Rewrite the label's positions into the item's stored positions by response text and model.
+
+    A file position whose response is not among the item's responses raises ValueError: labelling the response
+    that happens to sit at that position here would be a silent flip. A Likert point is mirrored when the two
+    responses sit the other way round (the scale reads position 0 against position 1)."""
+    if label.responses is None:
+        return
+    mapping: dict[int, int] = {}
+    for position, text, model in label.responses:
+        found = _stored_position(text, model, stored, set(mapping.values()))
+        if found is None:
+            preview = json.dumps(text[:60], ensure_ascii=False)
+            raise ValueError(f"the response at position {position} ({preview}) is not a response of this item")
+        mapping[position] = found
+    if len(mapping) != len(stored):
+        raise ValueError(f'"responses" names {len(mapping)} responses; this item has {len(stored)}')
+    if label.choice is not None and label.choice != TIE:
+        if label.choice not in mapping:
+            raise ValueError(f'"choice" {label.choice} is not a position of "responses"')
+        label.choice = mapping[label.choice]
+    if label.likert is not None and mapping.get(0) == 1:
+        label.likert = likert_points + 1 - label.likert
+    if label.values:
+        unknown = sorted({p for p, _ in label.values} - set(mapping))
+        if unknown:
+            raise ValueError(f'position(s) {unknown} of "values" are not positions of "responses"')
+        label.values = {(mapping[p], c): v for (p, c), v in label.values.items()}
+    if label.response_order is not None:
+        if any(p not in mapping for p in label.response_order):
+            raise ValueError('"response_order" names a position that "responses" does not')
+        label.response_order = [mapping[p] for p in label.response_order]
 
 
 def check_against_item(label: ParsedLabel, positions: list[int], criterion_names: list[str]) -> None:

@@ -14,6 +14,11 @@ One row a line, naming the item by its external id and the annotator by name::
   preferred. ``values`` (IFS): every response position × criterion once; ``criterion`` may be left out when the
   project has one criterion. μ and ν are numbers in [0, 1] that are k/1000 for a whole k (the per-mille rule of the
   page, the API and the database), with μ + ν ≤ 1.
+- ``responses`` (optional; every ``annotations`` export writes it): the positions of the file with each response's
+  ``text`` and ``model``. The positions of ``choice``, ``likert``, ``values`` and ``response_order`` are then read
+  as those responses and moved to where the same text (and model) is stored in this project, whose positions may
+  have been drawn from another seed: a label never lands on the other response. A response that the item does
+  not have is an error of the row.
 - Optional: ``time_spent_ms`` (whole number ≥ 0), ``timestamp`` (ISO 8601, kept as the label's creation time),
   ``response_order`` (the positions in the order the annotator saw them; default stored order) and
   ``suggestion_shown`` (default false). Old data rarely records whether an LLM suggestion was on screen, so an
@@ -44,7 +49,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotation.imports.label_rows import ParsedLabel, check_against_item, parse_label
+from annotation.imports.label_rows import ParsedLabel, check_against_item, parse_label, relocate_label
 from annotation.imports.label_writes import SOURCE, annotation_counts_refresh, label_page_write
 from annotation.models import Annotation, JudgmentValue
 from config import events
@@ -119,10 +124,15 @@ def labels_import(  # noqa: C901
             )
         )
         responses: dict[int, dict[int, int]] = {}
-        for item_id, position, response_id in Response.objects.filter(item_id__in=items.values()).values_list(
-            "item_id", "position", "id"
-        ):
+        # Texts and models only when a row names its responses (an export of another project): they are large.
+        named = any(lb.responses is not None for lb in labels)
+        identities: dict[int, dict[int, tuple[str, str]]] = {}
+        for item_id, position, response_id, *identity in Response.objects.filter(
+            item_id__in=items.values()
+        ).values_list("item_id", "position", "id", *(("text", "model_name") if named else ())):
             responses.setdefault(item_id, {})[position] = response_id
+            if named:
+                identities.setdefault(item_id, {})[position] = (identity[0], identity[1])
         resolved, counts = label_annotators_resolve(
             project=project,
             usernames={lb.annotator for lb in labels} - set(annotators),
@@ -162,6 +172,7 @@ def labels_import(  # noqa: C901
                 )
                 continue
             try:
+                relocate_label(label, identities.get(item_id, {}), project.likert_points)
                 check_against_item(label, sorted(responses.get(item_id, {})), criterion_names)
             except ValueError as exc:
                 result.errors.append(RowError(label.line, str(exc)))

@@ -401,10 +401,30 @@ class Penumbra:
 
         with tempfile.TemporaryDirectory() as folder:
             path = self.export(project, Path(folder) / f"{format}.jsonl", format=format, **filters)
+            features = self._card_features(project, format=format, **filters)
             if path.stat().st_size == 0:
-                return Dataset.from_list([])
+                return Dataset.from_list([], features=features)
             # The Arrow copy lives in the cache, so the dataset outlives the downloaded JSON Lines.
-            return Dataset.from_json(str(path), cache_dir=None if cache_dir is None else str(cache_dir))
+            return Dataset.from_json(
+                str(path), features=features, cache_dir=None if cache_dir is None else str(cache_dir)
+            )
+
+    def _card_features(self, project: ProjectRef, *, format: str, **filters: Any) -> Any:
+        """The column types the export's dataset card declares (the same in every annotation mode), or None (the
+        types guessed from the values) when the server's card has none."""
+        import yaml
+        from datasets import Features
+
+        params = {"format": format, **{k: v for k, v in filters.items() if v is not None}}
+        try:
+            response = self._http.get(f"/api/projects/{_id(project)}/export/card/", params=params)
+        except httpx.TransportError:
+            return None
+        if not response.is_success or not response.text.startswith("---"):
+            return None
+        front = yaml.safe_load(response.text.split("---", 2)[1]) or {}
+        listed = (front.get("dataset_info") or {}).get("features")
+        return Features._from_yaml_list(listed) if listed else None
 
 
 class _Retry(Exception):

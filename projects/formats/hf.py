@@ -20,7 +20,8 @@ other column, ``messages`` and ``source`` included, is kept as it is in the lead
 
 Labels: ratings of the two answers (``chosen_rating``/``rejected_rating``, ``chosen-rating``/…, or
 ``score_chosen``/``score_rejected``) become a label by the lead's ``ratings_rule``, by the annotator named in an
-``annotator`` column or ``hf-dataset``.
+``annotator`` column or ``hf-dataset``. Each label names its responses by text and model, so the import puts it on
+the responses as this project stored them, wherever the seed drew them.
 """
 
 from __future__ import annotations
@@ -255,12 +256,17 @@ def labels(handle: IO[bytes], *, mode: str, likert_points: int, seed: int, optio
         source = Source(number_, name)
         try:
             row = _checked(record)
-            chosen, rejected = _ratings(row)
-            item = external_id(row)
-            ratings = (chosen, rejected) if trl_chosen_first(seed=seed, external_id=item) else (rejected, chosen)
+            ratings = _ratings(row)
+            _prompt, chosen_text, rejected_text = _pair(row)
+            chosen_model, rejected_model = _models(row)
             annotator = str(row.get("annotator") or DEFAULT_ANNOTATOR)
-            judgment = Judgment(item=item, annotator=annotator, ratings=ratings)
+            judgment = Judgment(item=external_id(row), annotator=annotator, ratings=ratings)
             native = label_row(judgment, mode=mode, likert_points=likert_points, tool=TOOL, options=options)
+            # Positions 0 and 1 are chosen and rejected here; the import finds where the project stored each text.
+            native["responses"] = [
+                {"position": 0, "text": chosen_text, "model": chosen_model or None},
+                {"position": 1, "text": rejected_text, "model": rejected_model or None},
+            ]
         except RecordInvalid as exc:
             out.errors.append((source, str(exc)))
             continue

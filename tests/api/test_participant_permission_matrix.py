@@ -115,6 +115,8 @@ def study_world(django_db_setup, django_db_blocker) -> Iterator[dict[str, Any]]:
             "annotation_id": annotation.pk,
             "id": annotation.pk,
             "content_type_id": 1,
+            "webhook_id": 1,
+            "delivery_id": 1,
             "token": link.token,
             "plot": "alpha",
             "uidb64": "MQ",

@@ -167,6 +167,10 @@ def test_the_docs_pictures_come_from_the_real_pages(browser, live_server):
     page.wait_for_selector("h1")
     _save(page, "conclusions")
 
+    page.goto(live_server.url + reverse("webhooks_page", kwargs={"project_id": project.pk}))
+    page.wait_for_selector("h1")
+    _save(page, "webhooks")
+
     page.goto(f"{live_server.url}/api/docs/")
     page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)  # Swagger UI, from local files
     _save(page, "api-docs")

@@ -99,6 +99,7 @@ def test_every_page_has_no_serious_or_critical_violation(browser, live_server, l
             "item review": reverse("item_review", kwargs={"project_id": project.pk, "item_id": item.pk}),
             "suggestion card": reverse("suggestion_card", kwargs={"project_id": project.pk}),
             "export": reverse("export_page", kwargs={"project_id": project.pk}),
+            "webhooks": reverse("webhooks_page", kwargs={"project_id": project.pk}),
             "study links": reverse("study_links", kwargs={"project_id": project.pk}),
             "method study": reverse("method_study", kwargs={"project_id": project.pk}),
             "method study report": reverse("method_study_report", kwargs={"project_id": project.pk}),

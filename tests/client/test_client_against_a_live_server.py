@@ -143,6 +143,9 @@ def test_stats_and_exports_after_the_worker_computed_them(client, penumbra_serve
     # Built on disk and memory-mapped from the cache, not held in memory.
     assert all(Path(f["filename"]).is_relative_to(tmp_path / "arrow") for f in dataset.cache_files)
     assert {"prompt", "chosen", "rejected", "p_chosen", "provenance"} <= set(dataset.column_names)
+    # A binary project's hesitation is null on every row, typed float by the card's features all the same.
+    assert dataset["hesitation"] == [None, None]
+    assert dataset.features["hesitation"].dtype == "float64"
     assert sorted(dataset["chosen"]) == sorted(r["chosen"] for r in rows)
     annotations = client.export_dataset(project, format="annotations")
     assert annotations.num_rows == 3

@@ -21,7 +21,7 @@ def test_dpo_rows_carry_trl_columns_and_figures(labelled_project):
     aggregate = ItemAggregate.objects.select_related("item").order_by("item_id").first()
     first = exported[0]
     assert first["id"] == aggregate.item.external_id
-    assert first["margin"] == pytest.approx(aggregate.margin, abs=1e-6)
+    assert first["consensus_margin"] == pytest.approx(aggregate.margin, abs=1e-6)
     assert first["p_chosen"] == pytest.approx(0.5 + aggregate.margin / 4, abs=1e-6)
     assert first["n_annotators"] == 2
     assert first["agreement"] == pytest.approx(0.8)
@@ -76,7 +76,9 @@ def test_ifs_export_has_every_response_with_its_aggregate(labelled_project):
     first = exported[0]
     operator = labelled_project.aggregation_operator
     assert [r["position"] for r in first["responses"]] == [0, 1]
-    overall = first["responses"][1]["aggregates"][operator]["overall"]
+    (overall,) = [
+        a for a in first["responses"][1]["aggregates"] if a["operator"] == operator and a["criterion"] == "overall"
+    ]
     assert overall["mu"] == pytest.approx(0.7)
     assert overall["pi"] == pytest.approx(0.2)
     assert overall["score"] == pytest.approx(0.6)

@@ -62,7 +62,7 @@ def test_binary_soft_labels_come_from_the_signed_preference(binary_project):
     assert aggregate.signed_preference == pytest.approx(mean_s)
     assert (soft["position_a"], soft["position_b"]) == (0, 1)
     assert soft["p_a_over_b"] == pytest.approx(0.5 + mean_s / 2, abs=1e-6)
-    assert soft["margin"] == pytest.approx(2 * mean_s, abs=1e-6)
+    assert soft["consensus_margin"] == pytest.approx(2 * mean_s, abs=1e-6)
     assert soft["hesitation"] is None
     assert soft["agreement"] == pytest.approx(1 / 3, abs=1e-6)
     assert soft["tie"] is False
@@ -111,7 +111,7 @@ def test_binary_items_with_three_responses_export_best_against_worst():
 
     # Shares 1/3, 2/3, 0 → pseudo-scores −1/3, 1/3, −1: best "second", worst "third", margin 4/3.
     assert (dpo["chosen"], dpo["rejected"]) == ("second", "third")
-    assert dpo["margin"] == pytest.approx(4 / 3, abs=1e-6)
+    assert dpo["consensus_margin"] == pytest.approx(4 / 3, abs=1e-6)
     assert (soft["position_a"], soft["position_b"]) == (1, 2)
     assert soft["p_a_over_b"] == pytest.approx(0.5 + (4 / 3) / 4, abs=1e-6)
     assert soft["tie"] is False

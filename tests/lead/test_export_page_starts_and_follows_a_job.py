@@ -16,7 +16,8 @@ def _url(project, name="export_page", **kwargs):
 
 def test_form_starts_a_job_with_the_chosen_filters(lead_client, project):
     response = lead_client.post(
-        _url(project), {"format": "annotations", "min_annotators": "0", "ties": "mark", "provenance": ""}
+        _url(project),
+        {"format": "annotations", "min_annotators": "0", "ties": "mark", "provenance": "", "metadata": "topic, source"},
     )
     job = Job.objects.get(project=project, kind=Job.Kind.EXPORT)
     assert response.status_code == 302
@@ -25,6 +26,7 @@ def test_form_starts_a_job_with_the_chosen_filters(lead_client, project):
     assert job.options["min_annotators"] == 0
     assert job.options["ties"] == "mark"
     assert job.options["provenance"] is None
+    assert job.options["metadata"] == ["topic", "source"]
 
 
 def test_running_job_polls_and_done_job_offers_the_download(lead_client, project):
@@ -72,3 +74,10 @@ def test_only_leads_see_exports(annotator_client, outsider_client, lead_client, 
 def test_dashboard_header_links_to_the_export_page(lead_client, project):
     html = lead_client.get(reverse("dashboard", kwargs={"project_id": project.pk})).content.decode()
     assert _url(project) in html
+
+
+def test_a_bad_metadata_key_is_named_on_the_page_and_starts_nothing(lead_client, project):
+    response = lead_client.post(_url(project), {"format": "dpo", "metadata": "topic, not a key"})
+    assert response.status_code == 400
+    assert "A metadata key is 1 to 64 letters, digits or underscores" in response.content.decode()
+    assert not Job.objects.filter(project=project).exists()

@@ -25,7 +25,12 @@ class Command(BaseCommand):
         parser.add_argument("--min-annotators", type=int)
         parser.add_argument("--max-hesitation", type=float, help="IFS only: binary and Likert items have none")
         parser.add_argument("--min-agreement", type=float, help="item agreement among annotators (every mode)")
-        parser.add_argument("--min-margin", type=float, help="leave out pairs whose margin is below this")
+        parser.add_argument(
+            "--min-margin", type=float, help="leave out pairs whose consensus margin (0..2) is below this"
+        )
+        parser.add_argument(
+            "--metadata", default="", help="item metadata keys to add as columns metadata_<key>, comma-separated"
+        )
         parser.add_argument("--provenance", choices=Provenance.values)
         parser.add_argument("--pairs", choices=PAIRS, default="best_worst", help="items with more than two responses")
         parser.add_argument(
@@ -46,6 +51,7 @@ class Command(BaseCommand):
             provenance=options["provenance"],
             pairs=options["pairs"],
             ties=options["ties"],
+            metadata=tuple(key.strip() for key in options["metadata"].split(",") if key.strip()),
         )
         try:
             check_export_options(export)
