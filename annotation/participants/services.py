@@ -25,6 +25,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.claims import assignment_claim_again
 from annotation.models import Assignment
@@ -199,7 +200,7 @@ def check_participant_ids(*, params: Mapping[str, Any]) -> ParticipantIds:
         found[key] = value
         if not value:
             if key == "participant":
-                errors[name] = "The link needs a participant id (PROLIFIC_PID or participant); none was given."
+                errors[name] = gettext("The link needs a participant id (PROLIFIC_PID or participant); none was given.")
             continue
         if len(value) > ID_MAX_LENGTH:
             errors[name] = f"{name} is too long ({len(value)} characters; at most {ID_MAX_LENGTH})."
@@ -231,11 +232,11 @@ def participant_enter(*, link: StudyLink, ids: ParticipantIds) -> tuple[Particip
     if existing is not None:
         return existing, False
     if not link.active:
-        raise ValidationError({"__all__": "This study is closed and takes no new participants."})
+        raise ValidationError({"__all__": gettext("This study is closed and takes no new participants.")})
     if link.project.phase != Project.Phase.COLLECTING:
-        raise ValidationError({"__all__": "This study is no longer collecting labels."})
+        raise ValidationError({"__all__": gettext("This study is no longer collecting labels.")})
     if link.max_participants is not None and link.participants.count() >= link.max_participants:
-        raise ValidationError({"__all__": "This study is full: it has all the participants it needs."})
+        raise ValidationError({"__all__": gettext("This study is full: it has all the participants it needs.")})
     user_model = get_user_model()
     user = user_model(username=_username(link, ids.participant))
     user.set_unusable_password()
