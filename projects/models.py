@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy
 
 TIE = -1
 PERMILLE = 1000
@@ -19,11 +20,11 @@ PERMILLE = 1000
 
 class Project(models.Model):
     class Mode(models.TextChoices):
-        IFS = "ifs", "IFS sliders (support and opposition)"
-        BINARY = "binary", "Binary (A, B or tie)"
-        LIKERT = "likert", "Likert side-by-side scale"
+        IFS = "ifs", gettext_lazy("IFS sliders (support and opposition)")
+        BINARY = "binary", gettext_lazy("Binary (A, B or tie)")
+        LIKERT = "likert", gettext_lazy("Likert side-by-side scale")
         # A method study: each annotator's block says which of the modes above they use (annotation.studies).
-        CROSSOVER = "crossover", "Crossover method study (set up on its own page)"
+        CROSSOVER = "crossover", gettext_lazy("Crossover method study (set up on its own page)")
 
     class SuggestionDisplay(models.TextChoices):
         BEFORE_LABEL = "before_label", "Before labelling"
