@@ -28,6 +28,11 @@ def language_supported(code: str) -> str | None:
         return None
 
 
+def settings_languages() -> list[str]:
+    """The codes of the interface languages, as settings.LANGUAGES lists them."""
+    return [code for code, _ in settings.LANGUAGES]
+
+
 class ChosenLanguageMiddleware:
     """After LocaleMiddleware: a valid ``?lang=`` activates that language now and keeps it in the cookie."""
 

@@ -363,6 +363,8 @@ class StudyLink(models.Model):
     consent_text = models.TextField(blank=True)
     completion_url = models.CharField(max_length=500, blank=True)
     return_code = models.CharField(max_length=64, blank=True, help_text="Empty: no code for returned participants.")
+    # The participant's interface language, carried as ?lang= on the link's URL (config/language.py).
+    language = models.CharField(max_length=16, blank=True, help_text="Empty: the participant's browser decides.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -373,6 +375,10 @@ class StudyLink(models.Model):
             models.CheckConstraint(condition=Q(items_per_participant__gte=1), name="study_link_quota_positive"),
             models.CheckConstraint(condition=Q(attention_every__gte=1), name="study_link_attention_every_positive"),
             models.CheckConstraint(condition=~Q(completion_code=""), name="study_link_completion_code_set"),
+            models.CheckConstraint(
+                condition=Q(language__in=["", *(code for code, _ in settings.LANGUAGES)]),
+                name="study_link_language_known",
+            ),
         ]
 
     def __str__(self) -> str:

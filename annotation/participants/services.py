@@ -32,6 +32,7 @@ from annotation.models import Assignment
 from annotation.participants.selectors import attention_items, participant_end_state, participant_record
 from annotation.services import assignment_claim_next
 from config.input_limits import whole_number
+from config.language import language_supported, settings_languages
 from projects.models import Item, Membership, Participant, Project, StudyLink
 
 ID_MAX_LENGTH = 64
@@ -98,6 +99,7 @@ def study_link_create(
     consent_text: str = "",
     completion_url: str = "",
     return_code: str = "",
+    language: str = "",
 ) -> StudyLink:
     """A new active link with an unguessable token; an empty completion code gets a random one."""
     errors: dict[str, str] = {}
@@ -153,6 +155,9 @@ def study_link_create(
             errors["attention_item_ids"] = (
                 f"Attention checks need gold; these items have none: {', '.join(no_gold[:10])}."
             )
+    language = (language or "").strip()
+    if language and language_supported(language) != language:
+        errors["language"] = f"Unknown language {language[:20]!r}: expected one of {', '.join(settings_languages())}."
     if min_answered and "attention_item_ids" not in errors and not wanted and not attention_from_metadata:
         errors["attention_min_answered"] = "A minimum of answered checks needs attention checks on the link."
     if errors:
@@ -172,6 +177,7 @@ def study_link_create(
         attention_min_answered=min_answered or 0,
         skips_count_toward_quota=skips_count_toward_quota,
         consent_text=consent_text,
+        language=language,
         completion_url=completion_url,
         return_code=returned,
         created_by_id=created_by.pk if created_by is not None and created_by.is_authenticated else None,

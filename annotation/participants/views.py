@@ -255,6 +255,7 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
                 consent_text=request.POST.get("consent_text", ""),
                 completion_url=request.POST.get("completion_url", ""),
                 return_code=request.POST.get("return_code", ""),
+                language=request.POST.get("language", ""),
             )
             return redirect("study_links", project_id=project.pk)
         except ValidationError as error:
@@ -264,7 +265,9 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
     rows = [
         {
             "link": link,
-            "url": request.build_absolute_uri(reverse("study_enter", kwargs={"token": link.token})) + PROLIFIC_QUERY,
+            "url": request.build_absolute_uri(reverse("study_enter", kwargs={"token": link.token}))
+            + PROLIFIC_QUERY
+            + (f"&lang={link.language}" if link.language else ""),
             "counts": counts.get(link.pk, {}),
         }
         for link in listed
