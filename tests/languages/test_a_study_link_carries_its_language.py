@@ -44,3 +44,14 @@ def test_an_unknown_language_is_refused_and_creates_nothing(lead_client, project
 def test_the_database_refuses_an_unknown_language(project):
     with pytest.raises(IntegrityError):
         StudyLink.objects.create(project=project, name="x", token="t" * 20, completion_code="C", language="fr")
+
+
+def test_the_api_takes_and_returns_the_language(lead_client, project):
+    url = f"/api/projects/{project.pk}/study-links/"
+    created = lead_client.post(url, {"name": "api", "language": "ar"}, content_type="application/json")
+    assert created.status_code == 201, created.content
+    assert created.json()["language"] == "ar"
+    assert created.json()["url"].endswith("?lang=ar")
+    refused = lead_client.post(url, {"name": "api2", "language": "klingon"}, content_type="application/json")
+    assert refused.status_code == 400
+    assert StudyLink.objects.filter(project=project).count() == 1
