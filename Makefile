@@ -10,7 +10,7 @@ DOCS_PORT ?= 8001
 PYTEST_WORKERS ?= 2
 # mypy checks every module of the apps; pyproject.toml ([tool.mypy] files) says which.
 
-.PHONY: demo test lint typecheck docs docs-build pytest pytest-plain run worker beat migrate clean benchmarks
+.PHONY: demo test lint typecheck docs docs-build pytest pytest-plain run worker beat migrate clean benchmarks messages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,16 @@ pytest-plain: $(VENV)/.dev
 		-m "not browser and not redis and not slow"
 
 test: lint typecheck docs-build pytest pytest-plain
+
+# Translations (docs/guides/languages.md): the marked strings into locale/*/LC_MESSAGES/*.po, then the .mo files,
+# which are committed so that a deployment needs no gettext. tests/languages fails while a catalog lags behind.
+LANGUAGES := -l hi -l ar -l es -l zh_Hans
+MESSAGES_IGNORE := $(foreach d,$(VENV) tests client staticfiles var benchmarks tools docs static/vendor,--ignore='$(d)/*')
+messages: $(VENV)/.dev
+	for domain in django djangojs; do \
+	  $(BIN)/python manage.py makemessages -d $$domain $(LANGUAGES) --add-location=file --no-obsolete $(MESSAGES_IGNORE); \
+	done
+	$(BIN)/python manage.py compilemessages --ignore=$(VENV)
 
 benchmarks: $(VENV)/.dev
 	$(BIN)/python benchmarks/aggregate.py

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext, gettext_noop
 
 from annotation.models import LabelRequest
 from projects.models import PERMILLE, TIE, Criterion, Item, Membership, Project, Response
@@ -109,7 +110,7 @@ def check_ifs_values(  # noqa: C901
 ) -> dict[tuple[int, str], tuple[int, int]]:
     """Every response × criterion exactly once, whole per-mille, μ, ν ≥ 0 and μ + ν ≤ 1000."""
     if not isinstance(values, Sequence) or isinstance(values, str | bytes) or not values:
-        raise ValidationError({"values": "Give (μ, ν) for every response and criterion."})
+        raise ValidationError({"values": gettext("Give (μ, ν) for every response and criterion.")})
     positions = {response.position for response in responses}
     names = {criterion.name for criterion in criteria}
     errors: dict[str, list[str]] = {}
@@ -134,7 +135,7 @@ def check_ifs_values(  # noqa: C901
             continue
         key = value_error_key(position, name)
         if (position, name) in cleaned or key in errors:
-            errors.setdefault(key, []).append("Given more than once.")
+            errors.setdefault(key, []).append(gettext("Given more than once."))
             continue
         mu, nu = whole_number(entry.get("mu")), whole_number(entry.get("nu"))
         problems = []
@@ -155,7 +156,7 @@ def check_ifs_values(  # noqa: C901
         for name in sorted(names):
             key = value_error_key(position, name)
             if (position, name) not in cleaned and key not in errors:
-                errors[key] = ["Missing: every response needs μ and ν for every criterion."]
+                errors[key] = [gettext("Missing: every response needs μ and ν for every criterion.")]
     if errors:
         raise ValidationError(errors)
     return cleaned
@@ -184,7 +185,7 @@ def check_judgment(
         choice = whole_number(binary_choice)
         allowed = [r.position for r in responses] + [TIE]
         if binary_choice is None or binary_choice == "":
-            raise ValidationError({"binary_choice": "Choose the better response, or tie."})
+            raise ValidationError({"binary_choice": gettext("Choose the better response, or tie.")})
         if choice not in allowed:
             raise ValidationError({"binary_choice": f"Expected a stored position {allowed[:-1]} or -1 for a tie."})
         return {}, choice, None
@@ -194,7 +195,7 @@ def check_judgment(
         raise ValidationError({"likert_value": "A side-by-side scale needs exactly two responses."})
     point = whole_number(likert_value)
     if likert_value is None or likert_value == "":
-        raise ValidationError({"likert_value": "Choose a point on the scale."})
+        raise ValidationError({"likert_value": gettext("Choose a point on the scale.")})
     if point is None or not 1 <= point <= project.likert_points:
         raise ValidationError({"likert_value": f"Expected a whole number from 1 to {project.likert_points}."})
     return {}, None, point
@@ -250,10 +251,11 @@ def check_client_token(client_token: Any) -> str | None:
 SKIP_REASON_MAX = 300
 #: The skip panel's listed reasons; "Other" asks for the annotator's own words.
 SKIP_REASONS: tuple[str, ...] = (
-    "I cannot judge this topic",
-    "The prompt is unclear or broken",
-    "A response is missing or broken",
-    "Harmful or disturbing content",
+    # Stored in English (the lead reads them); the skip panel shows them translated.
+    gettext_noop("I cannot judge this topic"),
+    gettext_noop("The prompt is unclear or broken"),
+    gettext_noop("A response is missing or broken"),
+    gettext_noop("Harmful or disturbing content"),
 )
 
 
@@ -261,7 +263,9 @@ def check_skip_reason(reason: Any) -> str:
     """The reason of a skip, stripped: required and short (the lead reads them to fix bad items)."""
     reason = str(reason or "").strip()
     if not reason:
-        raise ValidationError({"skip_reason": "Say why you skip this item (it helps the lead fix bad items)."})
+        raise ValidationError({"skip_reason": gettext("Say why you skip this item (it helps the lead fix bad items).")})
     if len(reason) > SKIP_REASON_MAX:
-        raise ValidationError({"skip_reason": f"Keep the reason under {SKIP_REASON_MAX} characters."})
+        raise ValidationError(
+            {"skip_reason": gettext("Keep the reason under %(max)d characters.") % {"max": SKIP_REASON_MAX}}
+        )
     return reason

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from django.utils.translation import gettext_noop
+
 
 class Preset(NamedTuple):
     key: str
@@ -26,11 +28,11 @@ class Preset(NamedTuple):
 
 
 IFS_PRESETS: tuple[Preset, ...] = (
-    Preset("1", "strong opposition", 0, 900),
-    Preset("2", "some opposition", 100, 600),
-    Preset("3", "unsure", 200, 200),
-    Preset("4", "some support", 600, 100),
-    Preset("5", "strong support", 900, 0),
+    Preset("1", gettext_noop("strong opposition"), 0, 900),
+    Preset("2", gettext_noop("some opposition"), 100, 600),
+    Preset("3", gettext_noop("unsure"), 200, 200),
+    Preset("4", gettext_noop("some support"), 600, 100),
+    Preset("5", gettext_noop("strong support"), 900, 0),
 )
 
 

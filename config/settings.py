@@ -71,6 +71,11 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The session, its user and the project's criteria in one Redis round trip, before anything reads them.
     "config.cache_prefetch.CachePrefetchMiddleware",
+    # After the session and before CommonMiddleware, as Django asks: the language cookie (set on the account page or
+    # by a ?lang= link), else the browser's Accept-Language, else LANGUAGE_CODE.
+    "django.middleware.locale.LocaleMiddleware",
+    # A ?lang= on a study link or any page beats the cookie and Accept-Language, and is kept (config/language.py).
+    "config.language.ChosenLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -171,6 +176,17 @@ LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+# The interface's languages (docs/guides/languages.md). Arabic is laid out right to left (get_language_bidi).
+LANGUAGES = [
+    ("en", "English"),
+    ("hi", "हिन्दी"),
+    ("ar", "العربية"),
+    ("es", "Español"),
+    ("zh-hans", "简体中文"),
+]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# Exports and the API write plain numbers (1234.5) in every language; only pages format for the reader.
+USE_THOUSAND_SEPARATOR = False
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]

@@ -18,6 +18,8 @@ urlpatterns = [
     # Browsers ask for /favicon.ico whatever the page's <link rel="icon"> says; answer with the real icon.
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
+    # Django's set_language: the account page's language choice, kept in the language cookie (config/language.py).
+    path("i18n/", include("django.conf.urls.i18n")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # Invitations (manage.py member_add) are Django's password-reset links: a new member chooses a password.

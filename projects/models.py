@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Func, Q
 from django.db.models.lookups import Exact
+from django.utils.translation import gettext_lazy
 
 TIE = -1
 PERMILLE = 1000
@@ -20,11 +21,11 @@ PERMILLE = 1000
 
 class Project(models.Model):
     class Mode(models.TextChoices):
-        IFS = "ifs", "IFS sliders (support and opposition)"
-        BINARY = "binary", "Binary (A, B or tie)"
-        LIKERT = "likert", "Likert side-by-side scale"
+        IFS = "ifs", gettext_lazy("IFS sliders (support and opposition)")
+        BINARY = "binary", gettext_lazy("Binary (A, B or tie)")
+        LIKERT = "likert", gettext_lazy("Likert side-by-side scale")
         # A method study: each annotator's block says which of the modes above they use (annotation.method_study).
-        CROSSOVER = "crossover", "Crossover method study (set up on its own page)"
+        CROSSOVER = "crossover", gettext_lazy("Crossover method study (set up on its own page)")
 
     class SuggestionDisplay(models.TextChoices):
         BEFORE_LABEL = "before_label", "Before labelling"
@@ -379,6 +380,8 @@ class StudyLink(models.Model):
     consent_text = models.TextField(blank=True)
     completion_url = models.CharField(max_length=500, blank=True)
     return_code = models.CharField(max_length=64, blank=True, help_text="Empty: no code for returned participants.")
+    # The participant's interface language, carried as ?lang= on the link's URL (config/language.py).
+    language = models.CharField(max_length=16, blank=True, help_text="Empty: the participant's browser decides.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -389,6 +392,10 @@ class StudyLink(models.Model):
             models.CheckConstraint(condition=Q(items_per_participant__gte=1), name="study_link_quota_positive"),
             models.CheckConstraint(condition=Q(attention_every__gte=1), name="study_link_attention_every_positive"),
             models.CheckConstraint(condition=~Q(completion_code=""), name="study_link_completion_code_set"),
+            models.CheckConstraint(
+                condition=Q(language__in=["", *(code for code, _ in settings.LANGUAGES)]),
+                name="study_link_language_known",
+            ),
         ]
 
     def __str__(self) -> str:

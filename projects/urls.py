@@ -4,4 +4,5 @@ from projects import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("account/", views.account, name="account"),
 ]

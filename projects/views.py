@@ -19,3 +19,9 @@ def home(request: HttpRequest) -> HttpResponse:
     rows = home_rows_for_user(user=request.user)
     entries = [{"row": row, "dashboard_url": _dashboard_url(row.project.pk) if row.is_lead else None} for row in rows]
     return render(request, "projects/home.html", {"entries": entries})
+
+
+@login_required
+def account(request: HttpRequest) -> HttpResponse:
+    """Your account: the interface language, kept in Django's language cookie by its set_language view."""
+    return render(request, "projects/account.html", {"next": request.GET.get("next", "")})

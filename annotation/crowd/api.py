@@ -48,6 +48,7 @@ class StudyLinkSerializer(serializers.ModelSerializer):
             "consent_text",
             "completion_url",
             "return_code",
+            "language",
             "participants",
             "created_at",
         ]
@@ -55,7 +56,8 @@ class StudyLinkSerializer(serializers.ModelSerializer):
 
     def get_url(self, link: StudyLink) -> str:
         request = self.context["request"]
-        return str(request.build_absolute_uri(reverse("study_enter", kwargs={"token": link.token})))
+        url = str(request.build_absolute_uri(reverse("study_enter", kwargs={"token": link.token})))
+        return f"{url}?lang={link.language}" if link.language else url
 
     def get_participants(self, link: StudyLink) -> dict[str, int]:
         return dict(self.context.get("counts", {}).get(link.pk, {}))
@@ -80,6 +82,7 @@ class StudyLinkCreateSerializer(serializers.Serializer):
     consent_text = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
     completion_url = serializers.CharField(required=False, allow_blank=True, default="")
     return_code = serializers.CharField(required=False, allow_blank=True, default="")
+    language = serializers.CharField(required=False, allow_blank=True, default="", max_length=16)
 
 
 class StudyLinkUpdateSerializer(serializers.Serializer):

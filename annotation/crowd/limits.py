@@ -18,6 +18,7 @@ from hashlib import sha256
 
 from django.conf import settings
 from django.core.cache import caches
+from django.utils.translation import gettext
 
 
 @dataclass(frozen=True)
@@ -57,15 +58,21 @@ def study_join_check(*, link_id: int, address: str, now: float | None = None) ->
             f"address:{address_digest}",
             3600,
             per_address,
-            f"Too many new participants started from your network in the last hour (at most {per_address}). "
-            "If you were sent here by a study platform, please try again later or contact the researchers.",
+            gettext(
+                "Too many new participants started from your network in the last hour (at most %(limit)d). "
+                "If you were sent here by a study platform, please try again later or contact the researchers."
+            )
+            % {"limit": per_address},
         ),
         (
             f"link:{link_id}",
             60,
             per_link,
-            f"This study is taking in many participants at once (at most {per_link} a minute). "
-            "Please wait a minute and open your study link again: nothing was created.",
+            gettext(
+                "This study is taking in many participants at once (at most %(limit)d a minute). "
+                "Please wait a minute and open your study link again: nothing was created."
+            )
+            % {"limit": per_link},
         ),
     )
     for name, window, limit, message in limits:

@@ -25,12 +25,14 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.claims import assignment_claim_again
 from annotation.crowd.selectors import attention_items, participant_end_state, participant_record
 from annotation.models import Assignment
 from annotation.queue.services import assignment_claim_next
 from config.input_limits import whole_number
+from config.language import language_supported, settings_languages
 from projects.models import Item, Membership, Participant, Project, StudyLink
 
 ID_MAX_LENGTH = 64
@@ -97,6 +99,7 @@ def study_link_create(
     consent_text: str = "",
     completion_url: str = "",
     return_code: str = "",
+    language: str = "",
 ) -> StudyLink:
     """A new active link with an unguessable token; an empty completion code gets a random one."""
     errors: dict[str, str] = {}
@@ -152,6 +155,9 @@ def study_link_create(
             errors["attention_item_ids"] = (
                 f"Attention checks need gold; these items have none: {', '.join(no_gold[:10])}."
             )
+    language = (language or "").strip()
+    if language and language_supported(language) != language:
+        errors["language"] = f"Unknown language {language[:20]!r}: expected one of {', '.join(settings_languages())}."
     if min_answered and "attention_item_ids" not in errors and not wanted and not attention_from_metadata:
         errors["attention_min_answered"] = "A minimum of answered checks needs attention checks on the link."
     if errors:
@@ -171,6 +177,7 @@ def study_link_create(
         attention_min_answered=min_answered or 0,
         skips_count_toward_quota=skips_count_toward_quota,
         consent_text=consent_text,
+        language=language,
         completion_url=completion_url,
         return_code=returned,
         created_by_id=created_by.pk if created_by is not None and created_by.is_authenticated else None,
@@ -199,7 +206,7 @@ def check_participant_ids(*, params: Mapping[str, Any]) -> ParticipantIds:
         found[key] = value
         if not value:
             if key == "participant":
-                errors[name] = "The link needs a participant id (PROLIFIC_PID or participant); none was given."
+                errors[name] = gettext("The link needs a participant id (PROLIFIC_PID or participant); none was given.")
             continue
         if len(value) > ID_MAX_LENGTH:
             errors[name] = f"{name} is too long ({len(value)} characters; at most {ID_MAX_LENGTH})."
@@ -231,11 +238,11 @@ def participant_enter(*, link: StudyLink, ids: ParticipantIds) -> tuple[Particip
     if existing is not None:
         return existing, False
     if not link.active:
-        raise ValidationError({"__all__": "This study is closed and takes no new participants."})
+        raise ValidationError({"__all__": gettext("This study is closed and takes no new participants.")})
     if link.project.phase != Project.Phase.COLLECTING:
-        raise ValidationError({"__all__": "This study is no longer collecting labels."})
+        raise ValidationError({"__all__": gettext("This study is no longer collecting labels.")})
     if link.max_participants is not None and link.participants.count() >= link.max_participants:
-        raise ValidationError({"__all__": "This study is full: it has all the participants it needs."})
+        raise ValidationError({"__all__": gettext("This study is full: it has all the participants it needs.")})
     user_model = get_user_model()
     user = user_model(username=_username(link, ids.participant))
     user.set_unusable_password()

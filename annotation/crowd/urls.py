@@ -1,8 +1,13 @@
 from django.urls import path
+from django.views.i18n import JavaScriptCatalog
 
 from annotation.crowd import views as study_views
+from annotation.crowd.gate import participant_open
 
 urlpatterns = [
+    # Every page's scripts translate through gettext() from this catalog (djangojs.po), a participant's included:
+    # it is open to them here because the gate that decides that lives on this floor, not in config.
+    path("jsi18n/", participant_open(JavaScriptCatalog.as_view()), name="javascript-catalog"),
     path("study/<str:token>/", study_views.study_enter, name="study_enter"),
     path("study/<str:token>/end/", study_views.study_end, name="study_end"),
     path("study/<str:token>/consent/", study_views.study_consent, name="study_consent"),

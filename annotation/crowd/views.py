@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -87,16 +88,19 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
     try:
         ids = study_services.check_participant_ids(params=request.GET)
     except ValidationError as error:
-        return _refuse(request, title="This study link is incomplete", messages=_messages(error), status=400)
+        return _refuse(request, title=gettext("This study link is incomplete"), messages=_messages(error), status=400)
     current = _session_participant(request)
     if current is not None:
         if current.link_id != link.pk or current.external_id != ids.participant:
             return _refuse(
                 request,
-                title="This browser is already taking part",
+                title=gettext("This browser is already taking part"),
                 messages=[
-                    f"This browser session belongs to participant {current.external_id}; a second participant id "
-                    "cannot use it. Nothing was created. Use your own browser, or a private window."
+                    gettext(
+                        "This browser session belongs to participant %(id)s; a second participant id cannot use it. "
+                        "Nothing was created. Use your own browser, or a private window."
+                    )
+                    % {"id": current.external_id}
                 ],
                 status=403,
             )
@@ -104,23 +108,28 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
     if request.user.is_authenticated:
         return _refuse(
             request,
-            title="You are signed in",
+            title=gettext("You are signed in"),
             messages=[
-                f"You are signed in as {request.user.get_username()}. Study links are for participants: open this "
-                "link in a private window. Nothing was created."
+                gettext(
+                    "You are signed in as %(name)s. Study links are for participants: open this link in a private "
+                    "window. Nothing was created."
+                )
+                % {"name": request.user.get_username()}
             ],
             status=403,
         )
     if not participant_exists(link=link, external_id=ids.participant):
         refusal = study_join_check(link_id=link.pk, address=client_address(request))
         if refusal is not None:
-            response = _refuse(request, title="Please try again shortly", messages=[refusal.message], status=429)
+            response = _refuse(
+                request, title=gettext("Please try again shortly"), messages=[refusal.message], status=429
+            )
             response["Retry-After"] = str(refusal.retry_after)
             return response
     try:
         participant, _ = study_services.participant_enter(link=link, ids=ids)
     except ValidationError as error:
-        return _refuse(request, title="You cannot join this study", messages=_messages(error), status=403)
+        return _refuse(request, title=gettext("You cannot join this study"), messages=_messages(error), status=403)
     login(request, participant.user, backend="config.auth.CachedModelBackend")
     request.session[PARTICIPANT_SESSION_KEY] = participant.pk
     return redirect(_work_url(participant))
@@ -169,7 +178,11 @@ def study_consent(request: HttpRequest, token: str) -> HttpResponse:
             return render(
                 request,
                 "study/consent.html",
-                {"participant": participant, "link": participant.link, "error": "Tick the box to agree first."},
+                {
+                    "participant": participant,
+                    "link": participant.link,
+                    "error": gettext("Tick the box to agree first."),
+                },
                 status=422,
             )
         study_services.participant_consent(participant=participant)
@@ -242,6 +255,7 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
                 consent_text=request.POST.get("consent_text", ""),
                 completion_url=request.POST.get("completion_url", ""),
                 return_code=request.POST.get("return_code", ""),
+                language=request.POST.get("language", ""),
             )
             return redirect("study_links", project_id=project.pk)
         except ValidationError as error:
@@ -251,7 +265,9 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
     rows = [
         {
             "link": link,
-            "url": request.build_absolute_uri(reverse("study_enter", kwargs={"token": link.token})) + PROLIFIC_QUERY,
+            "url": request.build_absolute_uri(reverse("study_enter", kwargs={"token": link.token}))
+            + PROLIFIC_QUERY
+            + (f"&lang={link.language}" if link.language else ""),
             "counts": counts.get(link.pk, {}),
         }
         for link in listed

@@ -12,6 +12,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Exists
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation import judgment
 from annotation.checks import RANKING_MIN, SKIP_REASONS
@@ -167,20 +168,24 @@ def annotation_page_context(  # noqa: C901
         for display_point in range(1, points + 1):
             stored_value = judgment.likert_display_to_stored(display_point, points, order)
             distance = abs(display_point - centre)
-            strength = " much" if distance == centre - 1 else " slightly" if distance == 1 and centre >= 4 else ""
-            if display_point < centre:
-                caption = f"{labels[order[0]]}{strength} better"
-            elif display_point > centre:
-                caption = f"{labels[order[1]]}{strength} better"
+            if display_point == centre:
+                caption = gettext("Equal")
             else:
-                caption = "Equal"
+                label = labels[order[0] if display_point < centre else order[1]]
+                # Whole phrases, not a word inserted into one: the word order differs between languages.
+                if distance == centre - 1:
+                    caption = gettext("%(label)s much better") % {"label": label}
+                elif distance == 1 and centre >= 4:
+                    caption = gettext("%(label)s slightly better") % {"label": label}
+                else:
+                    caption = gettext("%(label)s better") % {"label": label}
             likert_scale.append({"display": display_point, "stored": stored_value, "caption": caption})
 
     shown = None
     if suggestion is not None:
         preferred = suggestion.preferred_position
         shown = ShownSuggestion(
-            preferred_label="a tie" if preferred == TIE else f"Response {labels.get(preferred or 0, '?')}",
+            preferred_label=_preferred_label(preferred, labels),
             rationale=judgment.rationale_for_viewer(suggestion.rationale, labels),
             is_tie=preferred == TIE,
         )
@@ -188,7 +193,7 @@ def annotation_page_context(  # noqa: C901
     own_label = ""
     if annotation is not None and stage == "resolution":
         preferred_own = annotation_payload_preferred(project=project, annotation=annotation, criteria=criteria)
-        own_label = "a tie" if preferred_own == TIE else f"Response {labels.get(preferred_own, '?')}"
+        own_label = _preferred_label(preferred_own, labels)
 
     accepted = accept_values or bool(annotation and annotation.accepted_suggestion)
     if posted is not None:
@@ -273,3 +278,10 @@ def _ranking_rows(
     keys = {position: index + 1 for index, position in enumerate(order)}
     rows = [{"position": p, "label": labels[p], "key": keys[p]} for p in shown]
     return rows, ",".join(str(p) for p in shown) if valid else ""
+
+
+def _preferred_label(preferred: int | None, labels: dict[int, str]) -> str:
+    """ "a tie" or "Response A", in the reader's language."""
+    if preferred == TIE:
+        return gettext("a tie")
+    return gettext("Response %(label)s") % {"label": labels.get(preferred or 0, "?")}

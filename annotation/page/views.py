@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
@@ -36,7 +37,7 @@ from projects.selectors import (
     project_get_for_annotator,
 )
 
-ITEM_FULL = "This item already has all the labels it needs. Take the next item."
+ITEM_FULL = gettext_noop("This item already has all the labels it needs. Take the next item.")
 
 
 class AnnotatorRequest(HttpRequest):
@@ -167,7 +168,7 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         # filled up meanwhile.
         shown = page_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if shown is None:
-            return _next(request, project, notice=ITEM_FULL)
+            return _next(request, project, notice=gettext(ITEM_FULL))
         if shown.status != Assignment.Status.DONE:  # their own done items stay readable after a handoff
             try:
                 checks.check_served(project=project, item_id=item.pk, annotator_id=request.user.pk)
@@ -221,8 +222,8 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         )
     if claim_next:
         if claimed is None:
-            return _render_done(request, project=project, notice="Saved.")
-        return _render_item(request, project=project, item=claimed.item, assignment=claimed, notice="Saved.")
+            return _render_done(request, project=project, notice=gettext("Saved."))
+        return _render_item(request, project=project, item=claimed.item, assignment=claimed, notice=gettext("Saved."))
     if stage == "label" and selectors.resolution_needed(project=project, item=item, annotator=request.user):
         if not request.htmx:
             return redirect(_item_url(project, item, "resolution"))
@@ -231,7 +232,7 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
             return _render_item(request, project=project, item=item, assignment=own, stage="resolution")
     if not request.htmx:
         return redirect("annotate_next", project_id=project.pk)
-    return _next(request, project, notice="Saved.")
+    return _next(request, project, notice=gettext("Saved."))
 
 
 @participant_open
@@ -249,7 +250,7 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
             return _render_done(request, project=project, notice=_message(error))
         shown = page_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
         if shown is None:
-            return _next(request, project, notice=ITEM_FULL)
+            return _next(request, project, notice=gettext(ITEM_FULL))
         return _render_item(
             request,
             project=project,
@@ -261,7 +262,7 @@ def annotate_skip(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         )
     if not request.htmx:
         return redirect("annotate_next", project_id=project.pk)
-    return _next(request, project, notice="Skipped.")
+    return _next(request, project, notice=gettext("Skipped."))
 
 
 @participant_open
@@ -277,7 +278,7 @@ def annotate_keep(request: AnnotatorRequest, project_id: int, item_id: int) -> H
         raise Http404("No resolution step for this item.") from error
     if not request.htmx:
         return redirect("annotate_next", project_id=project.pk)
-    return _next(request, project, notice="Your label is kept.")
+    return _next(request, project, notice=gettext("Your label is kept."))
 
 
 @participant_open
@@ -307,7 +308,7 @@ def annotate_accept(request: AnnotatorRequest, project_id: int, item_id: int) ->
         item=item,
         assignment=assignment,
         accept_values=True,
-        notice="Suggestion accepted: adjust the values if you disagree, then save.",
+        notice=gettext("Suggestion accepted: adjust the values if you disagree, then save."),
     )
 
 
@@ -333,15 +334,15 @@ def annotate_previous(request: AnnotatorRequest, project_id: int) -> HttpRespons
             item = item_get_with_responses_for_user(user=request.user, project=project, item_id=before)
             current = page_selectors.assignment_for_page(project=project, item=item, annotator=request.user)
             if current is None:
-                return _next(request, project, notice="There is no earlier item.")
+                return _next(request, project, notice=gettext("There is no earlier item."))
             return _render_item(
-                request, project=project, item=item, assignment=current, notice="There is no earlier item."
+                request, project=project, item=item, assignment=current, notice=gettext("There is no earlier item.")
             )
-        return _next(request, project, notice="There is no earlier item.")
+        return _next(request, project, notice=gettext("There is no earlier item."))
     if not request.htmx:
         return redirect(_item_url(project, previous))
     # A labelled or skipped item: the page shows it under the annotator's own row, and nothing is written.
     own = page_selectors.assignment_for_page(project=project, item=previous, annotator=request.user)
     if own is None:
-        return _next(request, project, notice="There is no earlier item.")
+        return _next(request, project, notice=gettext("There is no earlier item."))
     return _render_item(request, project=project, item=previous, assignment=own)

@@ -12,11 +12,21 @@
  * only while the tab is visible (Page Visibility API), and is written into the form just before it is sent. Accept
  * sends the clock's reading too (the time to Accept, for the rubber-stamp signals), and the frame it brings back for
  * the same item keeps the clock running: the save then counts the whole time on the item, before and after Accept.
+ *
+ * Languages: texts come from Django's JavaScript catalog (gettext, interpolate: the page loads /jsi18n/ first).
+ * Shortcuts stay on the same physical keys whatever the keyboard layout: a letter or digit the layout turns into
+ * another script (Arabic, Hindi, Russian…) is read from event.code, the key's place on the keyboard. In a
+ * right-to-left page the sliders run right to left like the text, so the arrow keys move the thumb the way they
+ * point; the triangle is not mirrored (static/js/ifs_input.js).
  */
 (function () {
   "use strict";
 
   var PERMILLE = 1000;
+  var gettext = window.gettext || function (text) { return text; };
+  var interpolate = window.interpolate || function (format, values) {
+    return format.replace(/%\((\w+)\)s/g, function (_, name) { return String(values[name]); });
+  };
   // lastPreset: the cell a preset key just set and where it moved the focus, so that "-" / "+" pressed next adjust
   // the judgment just given ("4", then "-": lean support, less sure), not the next response's empty one.
   var state = { frame: null, item: null, started: 0, visibleMs: 0, lastVisible: 0, lastPreset: null };
@@ -122,7 +132,9 @@
       var otherName = moved.classList.contains("mu") ? "ν" : "μ";
       // The note's line is reserved in the layout (CSS), so showing or clearing it never moves the slider under a
       // dragging pointer: a shift made Chromium drop the drag.
-      note.textContent = otherName + " lowered to " + pct(yielded) + " so μ + ν ≤ 100 % (you raised " + movedName + ")";
+      note.textContent = interpolate(
+        gettext("%(other)s lowered to %(value)s so μ + ν ≤ %(limit)s (you raised %(moved)s)"),
+        { other: otherName, value: pct(yielded), limit: pct(PERMILLE), moved: movedName }, true);
       note.classList.add("shown");
     } else if (note.classList.contains("shown") && movedValue + otherValue < PERMILLE) {
       note.classList.remove("shown");
@@ -190,7 +202,7 @@
     var button = document.getElementById("prompt-toggle");
     if (button) {
       button.setAttribute("aria-expanded", String(!collapsed));
-      button.firstChild.textContent = collapsed ? "Show " : "Collapse ";
+      button.firstChild.textContent = (collapsed ? gettext("Show") : gettext("Collapse")) + " ";
     }
   }
 
@@ -201,13 +213,13 @@
       other.classList.remove("expanded");
       var toggle = other.querySelector(".expand-toggle");
       toggle.setAttribute("aria-pressed", "false");
-      toggle.firstChild.textContent = "Expand ";
+      toggle.firstChild.textContent = gettext("Expand") + " ";
     });
     article.classList.toggle("expanded", on);
     state.frame.classList.toggle("has-expanded", on);
     var button = article.querySelector(".expand-toggle");
     button.setAttribute("aria-pressed", String(on));
-    button.firstChild.textContent = on ? "Back " : "Expand ";
+    button.firstChild.textContent = (on ? gettext("Back") : gettext("Expand")) + " ";
     if (on) {
       var text = article.querySelector(".response-text");
       if (text) text.focus({ preventScroll: true });  // arrows and Page Down now scroll the answer
@@ -231,6 +243,19 @@
   function submitSave() {
     var form = document.getElementById("annotate-form");
     if (form) form.requestSubmit();
+  }
+
+  // The shortcut's Latin letter or digit: from event.key on a Latin layout, from the key's place (event.code) when the
+  // layout types another script there (ت for J on an Arabic keyboard, ١ for 1).
+  function physicalKey(event) {
+    var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    if (key.length !== 1 || /[a-z0-9?+=_-]/.test(key) || !event.code) return key;
+    var match = /^(?:Key([A-Z])|Digit([0-9]))$/.exec(event.code);
+    if (match) return (match[1] || match[2]).toLowerCase();
+    if (event.code === "Slash" && event.shiftKey) return "?";
+    if (event.code === "Minus") return "-";
+    if (event.code === "Equal") return "+";
+    return key;
   }
 
   function onKey(event) {
@@ -261,7 +286,8 @@
     if (isSlider && (event.key === "ArrowLeft" || event.key === "ArrowRight" || event.key === "ArrowUp" || event.key === "ArrowDown")) {
       // Our own step so Shift gives 10 % and the yield rule runs on every press.
       event.preventDefault();
-      var up = event.key === "ArrowRight" || event.key === "ArrowUp";
+      var rtl = window.getComputedStyle(target).direction === "rtl";
+      var up = event.key === "ArrowUp" || event.key === (rtl ? "ArrowLeft" : "ArrowRight");
       nudge(target, (up ? 1 : -1) * (event.shiftKey ? 100 : 10));
       return;
     }
@@ -270,7 +296,7 @@
       nudge(target, event.key === "Home" ? -PERMILLE : PERMILLE);
       return;
     }
-    var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    var key = physicalKey(event);
     if (ifsKey(event, key)) { event.preventDefault(); return; }
     if (key === "e") { event.preventDefault(); toggleExpand(currentArticle(target)); return; }
     if (key === "c") { event.preventDefault(); togglePrompt(); return; }

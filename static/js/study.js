@@ -2,6 +2,7 @@
 // select it by hand where the browser refuses clipboard access, e.g. on plain HTTP).
 (function () {
   "use strict";
+  var gettext = window.gettext || function (text) { return text; };
   var status = document.getElementById("copy-status");
   document.querySelectorAll("button.copy-code").forEach(function (button) {
     button.addEventListener("click", function () {
@@ -9,12 +10,12 @@
       var code = source ? source.textContent.trim() : "";
       var say = function (text) { if (status) { status.textContent = text; } };
       if (!navigator.clipboard || !code) {
-        say("Select the code and copy it by hand.");
+        say(gettext("Select the code and copy it by hand."));
         return;
       }
       navigator.clipboard.writeText(code).then(
-        function () { say("Copied: " + code); },
-        function () { say("Select the code and copy it by hand."); }
+        function () { say(gettext("Copied:") + " " + code); },
+        function () { say(gettext("Select the code and copy it by hand.")); }
       );
     });
   });

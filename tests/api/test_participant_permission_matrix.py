@@ -32,8 +32,10 @@ from projects.models import Item, Membership
 from tests.snapshots import changes, database_digest
 
 METHODS = ("get", "post", "put", "patch", "delete")
-# The study's pages: the entry, its consent, return and end pages, and the annotation page with its own actions.
+# The study's pages: the entry, its consent, return and end pages, and the annotation page with its own actions;
+# and the scripts' translation catalog, which every page loads (no project data in it).
 OPEN_TO_PARTICIPANTS = {
+    "javascript-catalog",
     "study_enter",
     "study_consent",
     "study_return",
