@@ -13,8 +13,9 @@ from django.db import IntegrityError, transaction
 
 from aggregation.exports.stream import ExportOptions, export_lines
 from annotation.models import Annotation
+from annotation.queue.services import assignment_claim_item
 from annotation.saving import SaveRequest
-from annotation.services import annotation_save, assignment_claim_item
+from annotation.services import annotation_save
 from projects.models import Membership, Project
 from tests.annotation.conftest import item_url
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory

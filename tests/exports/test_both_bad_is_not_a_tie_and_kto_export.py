@@ -19,8 +19,9 @@ from aggregation.loading import judgments_load
 from aggregation.models import ProjectAggregate
 from aggregation.services import item_aggregates_recompute, project_aggregates_recompute
 from annotation.models import Annotation
+from annotation.queue.services import assignment_claim_item
 from annotation.saving import SaveRequest
-from annotation.services import annotation_save, assignment_claim_item
+from annotation.services import annotation_save
 from projects.models import TIE, Membership, Project
 from tests.annotation.conftest import item_url
 from tests.exports.builders import aggregate_item, label_ifs
