@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -255,3 +255,20 @@ def job_get_for_lead(*, user: AnyUser, job_id: int, kind: str | None = None) -> 
         raise Http404("No such job.")
     project = project_get_for_lead(user=user, project_id=project_id)
     return jobs.get(project=project)
+
+
+def projects_led_by(*, user: AnyUser) -> list[Project]:
+    """The projects ``user`` leads, for the new-project page's copy list."""
+    if not user.is_authenticated:
+        return []
+    return list(
+        Project.objects.filter(memberships__user_id=user.pk, memberships__role=Membership.Role.LEAD).order_by("name")
+    )
+
+
+def project_settings_for_copy(
+    *, user: AnyUser, project_id: int, names: Sequence[str]
+) -> tuple[dict[str, Any], list[Criterion]]:
+    """The settings ``names`` and the criteria of a project ``user`` leads (404 for anyone else)."""
+    project = project_get_for_lead(user=user, project_id=project_id)
+    return {name: getattr(project, name) for name in names}, list(project.criteria.order_by("position", "id"))
