@@ -1,8 +1,8 @@
 """A lead runs a project from the browser alone, from an empty database with one lead account: creates a project with
 two criteria (a row added, the guidelines previewed), invites two annotators by e-mail (one sets a password through
 the link and labels the first item), imports items through the page, creates a study link with two attention items,
-watches the dashboard, exports, and archives. No API call, admin page or management command; the job runner's part is
-called in-process as the import and export tests do.
+watches the dashboard, draws certification requests from its card, exports, and archives. No API call, admin page or
+management command; the job runner's part is called in-process as the import and export tests do.
 
 Every new page passes axe with no serious or critical violation and fits a 390 px phone. The screenshots at
 1440 × 900 are the ones in docs/guides/lead.md (docs/img/lead-*.png); clicks are counted for the guide.
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from aggregation.exports.tasks import export_job_run
-from annotation.models import Annotation
+from annotation.models import Annotation, LabelRequest
 from projects.imports.tasks import import_items_job_run
 from projects.models import Item, Job, Project, StudyLink
 from tests.factories import PASSWORD, UserFactory
@@ -36,6 +36,7 @@ ITEMS = (
                     {"text": "Ice is less dense than liquid water.", "model": "gpt-4o"},
                     {"text": "Because it is cold.", "model": "llama-3"},
                 ],
+                "suggestion": {"preferred": 0, "rationale": "A names density.", "model": "gpt-4o-mini"},
                 **({"gold": 0} if i < 2 else {}),
             }
         )
@@ -191,6 +192,16 @@ def test_a_lead_runs_a_project_from_the_browser(live_server, browser):
     flow.click("nav.dash-tabs >> text=Dashboard")
     page.wait_for_url("**/dashboard/")
     flow.shot("dashboard")
+    flow.click("#label-requests-link")
+    page.fill("#id_size", "2")
+    page.fill("#id_labels_per_item", "1")
+    flow.click("#request-submit")
+    page.wait_for_selector("#request-result")
+    assert LabelRequest.objects.filter(project=project, kind="certification").count() == 2
+    flow.shot("label-requests")
+    flow.check("label requests")
+    flow.click("nav.dash-tabs >> text=Dashboard")
+    page.wait_for_url("**/dashboard/")
     flow.click("nav.dash-tabs >> text=People")
     page.wait_for_selector("#invite-form")
     assert "1" in page.inner_text("#members")
