@@ -69,6 +69,12 @@ def people_get(*, user: AnyUser, project_id: int) -> People:
 
 
 def former_member_ids(*, project: Project, user_ids: set[int]) -> set[int]:
-    """Which of ``user_ids`` are no longer members (their labels are shown as a former member's)."""
+    """Which of ``user_ids`` are no longer members (their labels are shown as a former member's); imported names
+    never were members and are not counted."""
+    if not user_ids:
+        return set()
     current = set(Membership.objects.filter(project=project, user_id__in=user_ids).values_list("user_id", flat=True))
-    return user_ids - current
+    imported = set(
+        ImportedAnnotator.objects.filter(project=project, user_id__in=user_ids).values_list("user_id", flat=True)
+    )
+    return user_ids - current - imported

@@ -114,6 +114,8 @@ def test_a_removed_member_labels_stay_as_a_former_members(project, lead_client, 
 
     assert not Membership.objects.filter(project=project, user=annotator).exists()
     assert Annotation.objects.filter(item=item, annotator=annotator).exists()
+    review = lead_client.get(f"/projects/{project.pk}/items/{item.pk}/review/").content.decode()
+    assert 'annotator <span class="badge warn">former member</span>' in review
     page = lead_client.get(_people(project)).content.decode()
     assert 'id="former-members"' in page
     assert "annotator: 1 label" in page
