@@ -54,7 +54,7 @@ def people_get(*, user: AnyUser, project_id: int) -> People:
     )
 
     def row(user_id: int, username: str, role: str | None, invited: bool) -> PersonRow:
-        done: dict[str, Any] = labels.get(user_id, {})
+        done: dict[str, Any] = dict(labels.get(user_id, {}))
         return PersonRow(user_id, username, role, invited, done.get("n", 0), skipped.get(user_id, 0), done.get("last"))
 
     members = [row(m.user_id, m.user.get_username(), m.role, not m.user.has_usable_password()) for m in memberships]

@@ -7,7 +7,7 @@ rules refuse; the forms only parse.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -44,7 +44,7 @@ def _criteria_formset(rows: list[dict[str, Any]]) -> CriteriaFormSet:
     for index, row in enumerate(rows):
         for key in ("name", "weight", "description"):
             data[f"{CRITERIA_PREFIX}-{index}-{key}"] = _shown(row.get(key))
-    return CriteriaFormSetFactory(data, prefix=CRITERIA_PREFIX)
+    return cast(CriteriaFormSet, CriteriaFormSetFactory(data, prefix=CRITERIA_PREFIX))
 
 
 def _shown(value: Any) -> str:
@@ -110,7 +110,7 @@ def project_new(request: HttpRequest) -> HttpResponse:
         elif action == "remove_criteria":
             formset = _criteria_formset(rows)
         else:
-            formset = CriteriaFormSetFactory(post, prefix=CRITERIA_PREFIX)
+            formset = cast(CriteriaFormSet, CriteriaFormSetFactory(post, prefix=CRITERIA_PREFIX))
         if action == "preview":
             preview = markdown_render(post.get("guidelines", ""))
             if request.htmx:  # type: ignore[attr-defined]
@@ -176,7 +176,7 @@ def project_delete_page(request: HttpRequest, project_id: int) -> HttpResponse:
             return redirect("home")
     counts = {
         "items": project.items.count(),
-        "labels": project.annotations.count(),  # type: ignore[attr-defined]
+        "labels": project.annotations.count(),
         "members": project.memberships.count(),
     }
     status = 400 if form.is_bound else 200

@@ -78,13 +78,15 @@ def member_invite_by_address(*, project: Project, address: str, role: str, base_
     none; a new account's link is mailed after commit when mail is configured, and returned either way."""
     address = check_invitee(address)
     users = get_user_model().objects
+    user: AbstractBaseUser
     if "@" in address:
-        user = users.filter(email__iexact=address).order_by("pk").first()
-        if user is None:
+        found = users.filter(email__iexact=address).order_by("pk").first()
+        if found is None:
             user = member_invite(project=project, username=_username_for(address), role=role)
+            users.filter(pk=user.pk).update(email=address)
             user.email = address  # type: ignore[attr-defined]
-            user.save(update_fields=["email"])
         else:
+            user = found
             membership_set(project=project, user=user, role=role)
     else:
         user = member_invite(project=project, username=address, role=role)

@@ -272,3 +272,13 @@ def project_settings_for_copy(
     """The settings ``names`` and the criteria of a project ``user`` leads (404 for anyone else)."""
     project = project_get_for_lead(user=user, project_id=project_id)
     return {name: getattr(project, name) for name in names}, list(project.criteria.order_by("position", "id"))
+
+
+def gold_items_for_lead(*, project: Project, limit: int = 300) -> list[Item]:
+    """Items with gold (the ones a study link may use as attention checks), by external id, for a lead's picker;
+    the project comes from a lead check (project_get_for_lead or a selector that made it)."""
+    return list(
+        Item.objects.filter(project=project, gold_position__isnull=False)
+        .only("id", "external_id", "prompt", "gold_position")
+        .order_by("external_id")[:limit]
+    )

@@ -65,7 +65,7 @@ class RequestDrawForm(forms.Form):
 
 def request_draws_for_lead(*, project: Project) -> list[dict[str, Any]]:
     """Each draw with its requests by status, newest first (one query)."""
-    return list(
+    rows = (
         LabelRequest.objects.filter(project=project)
         .values("kind", "draw")
         .annotate(
@@ -78,6 +78,7 @@ def request_draws_for_lead(*, project: Project) -> list[dict[str, Any]]:
         )
         .order_by("-last", "kind", "-draw")
     )
+    return [dict(row) for row in rows]
 
 
 @login_required
