@@ -161,13 +161,20 @@ def test_a_lead_runs_a_project_from_the_browser(live_server, browser):
     flow.click("nav.dash-tabs >> text=Study links")
     page.wait_for_selector("#study-link-form")
     page.fill("#study-link-form input[name=name]", "Prolific wave 1")
-    page.fill("#study-link-form input[name=attention_item_ids]", "q0 q1")
+    page.fill("#attention-filter", "q1")
+    assert page.locator("#attention-list li:visible").count() == 1
+    flow.click("#attention-list input[value=q1]")
+    page.fill("#attention-filter", "")
+    flow.click("#attention-list input[value=q0]")
     page.fill("#study-link-form input[name=attention_every]", "2")
     flow.click("#study-link-form button[type=submit]")
     page.wait_for_selector("#study-links td")
     link = StudyLink.objects.get(project=project)
     assert sorted(link.attention_item_ids) == ["q0", "q1"]
+    flow.click("#study-links a:has-text('Prolific wave 1')")
+    page.wait_for_selector("#link-settings")
     flow.shot("study-link")
+    flow.check("study link")
 
     # 5. An invited annotator sets a password through the link and labels the first item.
     clicks_before_annotator = flow.clicks
