@@ -190,6 +190,12 @@ class AnnotatorAggregateSerializer(serializers.ModelSerializer):
         "until then: see the minimums in the README).",
     )
 
+    expertise_reason = serializers.CharField(
+        allow_null=True,
+        help_text="Null when the expertise is shown; else what it needs (expertise is null until then). expertise_n: "
+        "the gold items it is measured on.",
+    )
+
     class Meta:
         model = AnnotatorAggregate
         fields = [
@@ -198,6 +204,8 @@ class AnnotatorAggregateSerializer(serializers.ModelSerializer):
             "weight_reason",
             "consistency",
             "expertise",
+            "expertise_n",
+            "expertise_reason",
             "agreement",
             "consensus_weight",
             "n_labels",
