@@ -415,6 +415,9 @@ def item_review(request: HttpRequest, project_id: int, item_id: int) -> HttpResp
             "suggestion_name": name(suggestion.preferred_position) if suggestion else "",
             "label_rows": label_rows,
             "aggregate": review.aggregate,
+            "p_best_reason": minimums.item_preference_needs(review.aggregate.n_annotators)
+            if review.aggregate
+            else None,
             "aggregate_rows": [
                 {
                     "response": response,

@@ -57,6 +57,14 @@ def expertise_needs(n_gold: int | None) -> str | None:
     return f"needs {_count(MIN_EXPERTISE_GOLD, 'gold item')} labelled by this annotator ({n_gold} so far)"
 
 
+def item_preference_needs(n_labels: int) -> str | None:
+    """None when an item's p(best ≻ worst) may be shown on ``n_labels`` labels; else what it needs (from one label it
+    is that one person's slider, not a probability)."""
+    if n_labels >= MIN_ANNOTATORS:
+        return None
+    return f"needs {_count(MIN_ANNOTATORS, 'label')} ({n_labels} so far)"
+
+
 def overlap_items_of(stored: Mapping[str, Any] | None) -> int:
     """The overlap a stored agreement figure was computed on (0 for a dict stored before it was recorded)."""
     items = (stored or {}).get("items")
