@@ -233,6 +233,12 @@ class AnnotatorAggregateSerializer(serializers.ModelSerializer):
         "until then: see the minimums in docs/guides/maths.md).",
     )
 
+    expertise_reason = serializers.CharField(
+        allow_null=True,
+        help_text="Null when the expertise is shown; else what it needs (expertise is null until then). expertise_n: "
+        "the gold items it is measured on.",
+    )
+
     class Meta:
         model = AnnotatorAggregate
         fields = [
@@ -241,6 +247,8 @@ class AnnotatorAggregateSerializer(serializers.ModelSerializer):
             "weight_reason",
             "consistency",
             "expertise",
+            "expertise_n",
+            "expertise_reason",
             "agreement",
             "consensus_weight",
             "n_labels",

@@ -98,6 +98,8 @@ class AnnotatorAggregate(models.Model):
     weight = models.FloatField()
     consistency = models.FloatField(null=True)
     expertise = models.FloatField(null=True)
+    # Gold items the expertise is measured on; null for a row computed before it was recorded (then withheld).
+    expertise_n = models.PositiveIntegerField(null=True)
     agreement = models.FloatField(null=True)
     consensus_weight = models.FloatField(null=True, help_text="Iterative consensus weighting, for comparison.")
     n_labels = models.PositiveIntegerField(default=0)

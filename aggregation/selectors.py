@@ -312,6 +312,9 @@ def annotator_figures_withheld(rows: list[AnnotatorAggregate], *, agreement: Any
     stored = _as_dict(agreement).get("pairwise_with_ties")
     overlap = minimums.overlap_items_of(stored if isinstance(stored, dict) else None)
     for row in rows:
+        row.expertise_reason = minimums.expertise_needs(row.expertise_n)  # type: ignore[attr-defined]
+        if row.expertise_reason is not None:  # type: ignore[attr-defined]
+            row.expertise = None
         reason = minimums.weight_needs(row.n_labels, overlap, len(rows))
         row.weight_reason = reason  # type: ignore[attr-defined]
         if reason is not None:

@@ -1,11 +1,21 @@
 from django.urls import path
 
-from aggregation import views
+from aggregation import people_views, project_views, views
 from aggregation.conclusions import views as conclusion_views
 from aggregation.designs import views as method_study_views
 from aggregation.exports import views as export_views
 
 urlpatterns = [
+    path("projects/new/", project_views.project_new, name="project_new"),
+    path("projects/<int:project_id>/archive/", project_views.project_archive_page, name="project_archive"),
+    path("projects/<int:project_id>/delete/", project_views.project_delete_page, name="project_delete"),
+    path("projects/<int:project_id>/people/", people_views.people_page, name="people_page"),
+    path("projects/<int:project_id>/people/<int:user_id>/role/", people_views.member_role, name="member_role"),
+    path(
+        "projects/<int:project_id>/people/<int:user_id>/remove/",
+        people_views.member_remove_page,
+        name="member_remove",
+    ),
     path("projects/<int:project_id>/dashboard/", views.dashboard, name="dashboard"),
     path("projects/<int:project_id>/settings/", views.project_settings, name="project_settings"),
     path("projects/<int:project_id>/items/<int:item_id>/review/", views.item_review, name="item_review"),

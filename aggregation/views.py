@@ -22,6 +22,7 @@ from aggregation.cards import dashboard_card
 from aggregation.figures import svg
 from aggregation.forms import CriteriaForm, MemberAddForm, ProjectSettingsForm
 from aggregation.maths import minimums
+from aggregation.people_selectors import former_member_ids
 from aggregation.selectors import Dashboard, dashboard_get, item_review_get, response_name, settings_get
 from annotation.notes.selectors import item_notes_for_lead, open_flags_for_lead
 from annotation.rendering import markdown_render, prompt_render
@@ -364,12 +365,14 @@ def item_review(request: HttpRequest, project_id: int, item_id: int) -> HttpResp
         return names.get(position, response_name(position=position)) if position is not None else "—"
 
     # Every annotator's (μ, ν) laid out per response × criterion, the way the aggregate below is laid out.
+    former = former_member_ids(project=review.project, user_ids={a.annotator_id for a in review.annotations})
     label_rows = []
     for annotation in review.annotations:
         values = sorted(annotation.values.all(), key=lambda v: (v.response.position, v.criterion.position))
         label_rows.append(
             {
                 "annotation": annotation,
+                "former_member": annotation.annotator_id in former,
                 "seen_order": [name(position) for position in annotation.response_order or []],
                 "choice_name": name(annotation.binary_choice),
                 "values": [
@@ -413,6 +416,9 @@ def item_review(request: HttpRequest, project_id: int, item_id: int) -> HttpResp
             "suggestion_name": name(suggestion.preferred_position) if suggestion else "",
             "label_rows": label_rows,
             "aggregate": review.aggregate,
+            "p_best_reason": minimums.item_preference_needs(review.aggregate.n_annotators)
+            if review.aggregate
+            else None,
             "aggregate_rows": [
                 {
                     "response": response,

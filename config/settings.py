@@ -413,6 +413,8 @@ EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "penumbra@localhost")
 PENUMBRA_BASE_URL = os.environ.get("PENUMBRA_BASE_URL", "").rstrip("/")
+# Who may create a project from the page: staff and holders of projects.add_project; true lets every account.
+PROJECT_CREATE_OPEN = env_bool("PROJECT_CREATE_OPEN", False)
 
 LOGGING = {
     "version": 1,

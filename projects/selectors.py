@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -276,3 +276,30 @@ def job_get_for_lead(*, user: AnyUser, job_id: int, kind: str | None = None) -> 
         raise Http404("No such job.")
     project = project_get_for_lead(user=user, project_id=project_id)
     return jobs.get(project=project)
+
+
+def projects_led_by(*, user: AnyUser) -> list[Project]:
+    """The projects ``user`` leads, for the new-project page's copy list."""
+    if not user.is_authenticated:
+        return []
+    return list(
+        Project.objects.filter(memberships__user_id=user.pk, memberships__role=Membership.Role.LEAD).order_by("name")
+    )
+
+
+def project_settings_for_copy(
+    *, user: AnyUser, project_id: int, names: Sequence[str]
+) -> tuple[dict[str, Any], list[Criterion]]:
+    """The settings ``names`` and the criteria of a project ``user`` leads (404 for anyone else)."""
+    project = project_get_for_lead(user=user, project_id=project_id)
+    return {name: getattr(project, name) for name in names}, list(project.criteria.order_by("position", "id"))
+
+
+def gold_items_for_lead(*, project: Project, limit: int = 300) -> list[Item]:
+    """Items with gold (the ones a study link may use as attention checks), by external id, for a lead's picker;
+    the project comes from a lead check (project_get_for_lead or a selector that made it)."""
+    return list(
+        Item.objects.filter(project=project, gold_position__isnull=False)
+        .only("id", "external_id", "prompt", "gold_position")
+        .order_by("external_id")[:limit]
+    )

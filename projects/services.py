@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -267,12 +267,23 @@ def _check_fixed_once_labelling_started(project: Project, changes: dict[str, Any
         )
 
 
+def project_create_allowed(user: Any) -> bool:
+    """Who may create a project from the page: staff and holders of projects.add_project, or every signed-in
+    person when settings.PROJECT_CREATE_OPEN is true."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if getattr(settings, "PROJECT_CREATE_OPEN", False):
+        return True
+    return bool(user.is_staff or user.has_perm("projects.add_project"))
+
+
 @transaction.atomic
 def project_create(
     *,
     name: str,
     lead: AbstractBaseUser | None = None,
     criteria: Sequence[tuple[str, float]] = (("overall", 1.0),),
+    criterion_descriptions: Mapping[str, str] | None = None,
     seed: int | None = None,
     **project_settings: Any,
 ) -> Project:
@@ -283,7 +294,7 @@ def project_create(
     for field, field_value in project_settings.items():
         setattr(project, field, field_value)
     project.save()
-    criteria_set(project=project, criteria=criteria)
+    criteria_set(project=project, criteria=criteria, descriptions=criterion_descriptions)
     if lead is not None:
         membership_set(project=project, user=lead, role=Membership.Role.LEAD)
     return project
@@ -307,7 +318,10 @@ def project_update(*, project: Project, changes: dict[str, Any]) -> Project:
     return project
 
 
-def check_criteria(criteria: Sequence[tuple[str, float]]) -> None:
+def check_criteria(criteria: Sequence[tuple[str, float]], descriptions: Mapping[str, str] | None = None) -> None:
+    for name, text in (descriptions or {}).items():
+        if problem := _text_problem(text, Criterion._meta.get_field("description")):
+            raise ValidationError({"criteria": f"{name}: {problem}"})
     if not criteria:
         raise ValidationError({"criteria": "A project needs at least one criterion."})
     names = [name.strip() for name, _ in criteria]
@@ -323,10 +337,13 @@ def check_criteria(criteria: Sequence[tuple[str, float]]) -> None:
 
 
 @transaction.atomic
-def criteria_set(*, project: Project, criteria: Sequence[tuple[str, float]]) -> list[Criterion]:
+def criteria_set(
+    *, project: Project, criteria: Sequence[tuple[str, float]], descriptions: Mapping[str, str] | None = None
+) -> list[Criterion]:
     """Set a project's criteria; once they exist, any change of names or weights is a figure-relevant setting
-    change (settings_version bumped, recompute scheduled), like project_update's FIGURE_SETTINGS."""
-    check_criteria(criteria)
+    change (settings_version bumped, recompute scheduled), like project_update's FIGURE_SETTINGS. ``descriptions``
+    (by criterion name) tell annotators what a criterion means; a name left out keeps its description."""
+    check_criteria(criteria, descriptions)
     before = list(project.criteria.order_by("position", "id").values_list("name", "weight"))
     wanted = [(name.strip(), float(weight)) for name, weight in criteria]
     if project.labelling_started_at is not None:
@@ -334,13 +351,16 @@ def criteria_set(*, project: Project, criteria: Sequence[tuple[str, float]]) -> 
             raise ValidationError({"criteria": "Labelling has started: criteria can be re-weighted, not renamed."})
         for position, (name, weight) in enumerate(wanted):
             project.criteria.filter(name=name).update(weight=weight, position=position)
-        result = list(project.criteria.all())
     else:
+        kept = dict(project.criteria.values_list("name", "description"))
         project.criteria.all().delete()
-        result = [
-            Criterion.objects.create(project=project, name=name, weight=weight, position=position)
-            for position, (name, weight) in enumerate(wanted)
-        ]
+        for position, (name, weight) in enumerate(wanted):
+            Criterion.objects.create(
+                project=project, name=name, weight=weight, position=position, description=kept.get(name, "")
+            )
+    for name, text in (descriptions or {}).items():
+        project.criteria.filter(name=name.strip()).update(description=text.strip())
+    result = list(project.criteria.all())
     # QuerySet.update() and bulk deletes send no per-row signal: forget the cached criteria here too.
     criteria_forget(project_id=project.pk)
     # A project's first criteria (at creation) change no figure; only a change of existing ones does.

@@ -4,6 +4,7 @@ from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
 from annotation.page.home import home_rows_for_user
+from projects.services import project_create_allowed
 
 
 def _dashboard_url(project_id: int) -> str | None:
@@ -18,7 +19,17 @@ def _dashboard_url(project_id: int) -> str | None:
 def home(request: HttpRequest) -> HttpResponse:
     rows = home_rows_for_user(user=request.user)
     entries = [{"row": row, "dashboard_url": _dashboard_url(row.project.pk) if row.is_lead else None} for row in rows]
-    return render(request, "projects/home.html", {"entries": entries})
+    # The new-project page lives in a floor above; the link shows only when that page is installed.
+    can_create = project_create_allowed(request.user) and _url_exists("project_new")
+    return render(request, "projects/home.html", {"entries": entries, "can_create": can_create})
+
+
+def _url_exists(name: str) -> bool:
+    try:
+        reverse(name)
+    except NoReverseMatch:
+        return False
+    return True
 
 
 @login_required

@@ -1,8 +1,9 @@
 from django.urls import path
 
-from suggestions import views
+from suggestions import request_views, views
 
 urlpatterns = [
+    path("projects/<int:project_id>/requests/", request_views.label_requests_page, name="label_requests"),
     path("projects/<int:project_id>/suggestions/", views.suggestion_card, name="suggestion_card"),
     path(
         "projects/<int:project_id>/suggestions/handoff/",

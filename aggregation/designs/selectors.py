@@ -10,6 +10,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
+from aggregation.maths.position_bias import MINIMUM_JUDGMENTS, headline_needs
 from aggregation.models import ProjectAggregate
 from projects.selectors import project_get_for_lead
 
@@ -19,6 +20,9 @@ def study_card_context(*, user: Any, project_id: int) -> dict[str, Any]:
     project = project_get_for_lead(user=user, project_id=project_id)
     stored = ProjectAggregate.objects.filter(project=project).values_list("study", flat=True).first() or {}
     bias = dict(stored.get("position_bias") or {})
+    if bias and (reason := headline_needs(int(bias.get("n") or 0), int(bias.get("minimum") or MINIMUM_JUDGMENTS))):
+        # Figures stored before the headline had a minimum are read the same way.
+        bias.update(rate=None, ci=None, reason=reason)
     consistency = dict(stored.get("consistency") or {})
     ids = {row["annotator_id"] for row in bias.get("annotators", [])}
     ids |= {row["annotator_id"] for row in consistency.get("annotators", [])}

@@ -27,6 +27,7 @@ class AnnotatorFigures:
     consistency: FloatArray
     expertise: FloatArray
     agreement: FloatArray
+    n_gold: IntArray  # gold items each annotator's expertise is measured on
     consensus_weight: FloatArray
     n_labels: IntArray
     median_time_ms: FloatArray
@@ -126,6 +127,7 @@ def annotator_figures_compute(
         consistency=np.asarray(eq8.consistency, dtype=np.float64),
         expertise=np.asarray(eq8.expertise, dtype=np.float64),
         agreement=np.asarray(eq8.agreement, dtype=np.float64),
+        n_gold=np.asarray(eq8.n_gold, dtype=np.int64),
         consensus_weight=np.asarray(consensus_weight, dtype=np.float64),
         n_labels=np.bincount(data.annotation_annotator, minlength=n_annotators).astype(np.int64),
         median_time_ms=per_annotator_median(data.annotation_annotator, data.time_spent_ms, n_annotators),

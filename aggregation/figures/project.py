@@ -133,7 +133,9 @@ def _weights_plot(project_id: int) -> list[dict[str, Any]]:
             "username": row["annotator__username"],
             "weight": row["weight"],
             "consistency": row["consistency"],
-            "expertise": row["expertise"],
+            # Withheld below its minimum of gold comparisons, as every reader of the stored rows does.
+            "expertise": row["expertise"] if minimums.expertise_needs(row["expertise_n"]) is None else None,
+            "expertise_n": row["expertise_n"],
             "agreement": row["agreement"],
             "consensus_weight": row["consensus_weight"],
             "n_labels": row["n_labels"],
@@ -144,6 +146,7 @@ def _weights_plot(project_id: int) -> list[dict[str, Any]]:
             "weight",
             "consistency",
             "expertise",
+            "expertise_n",
             "agreement",
             "consensus_weight",
             "n_labels",

@@ -46,6 +46,12 @@ IntArray = NDArray[np.int64]
 
 #: Per-annotator figures, compared between methods.
 ANNOTATOR_FIGURES = ("gold_agreement", "peer_agreement", "seconds_per_item")
+#: The range each per-annotator figure can take: shares of labels agreeing, and a time.
+FIGURE_BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "gold_agreement": (0.0, 1.0),
+    "peer_agreement": (0.0, 1.0),
+    "seconds_per_item": (0.0, None),
+}
 #: Slopes are per this many items, so they read as "per ten items later in the session".
 SLOPE_UNIT = 10.0
 
@@ -84,8 +90,12 @@ class Labels:
         return int(self.item.size)
 
 
-def mean_interval(values: Sequence[float] | FloatArray, level: float = 0.95) -> Estimate:
-    """Mean with a Student t interval over the (independent) values given; no interval below two values."""
+def mean_interval(
+    values: Sequence[float] | FloatArray, level: float = 0.95, bounds: tuple[float | None, float | None] = (None, None)
+) -> Estimate:
+    """Mean with a Student t interval over the (independent) values given; no interval below two values. With
+    ``bounds`` (the figure's possible range) the interval is truncated to it: the mean of values in [0, 1] cannot lie
+    outside [0, 1], so an interval reaching −0.354 claims nothing more than one stopping at 0."""
     x = np.asarray(values, dtype=np.float64)
     x = x[np.isfinite(x)]
     if x.size == 0:
@@ -94,7 +104,12 @@ def mean_interval(values: Sequence[float] | FloatArray, level: float = 0.95) -> 
     if x.size < 2:
         return Estimate(value=mean, n=1)
     half = t_quantile(level, int(x.size) - 1) * float(x.std(ddof=1)) / math.sqrt(x.size)
-    return Estimate(value=mean, n=int(x.size), ci=(mean - half, mean + half))
+    low, high = mean - half, mean + half
+    if bounds[0] is not None:
+        low = max(low, bounds[0])
+    if bounds[1] is not None:
+        high = min(high, bounds[1])
+    return Estimate(value=mean, n=int(x.size), ci=(low, high))
 
 
 def _slope(x: FloatArray, y: FloatArray) -> float:
@@ -248,7 +263,7 @@ def method_figures(labels: Labels) -> StudyFigures:
             "agreement": {key: value.as_dict() for key, value in agreement.items()},
         }
         for figure in ANNOTATOR_FIGURES:
-            entry[figure] = mean_interval([f[figure] for f in mine.values()]).as_dict()
+            entry[figure] = mean_interval([f[figure] for f in mine.values()], bounds=FIGURE_BOUNDS[figure]).as_dict()
         out.methods.append(entry)
     out.paired = paired_differences(labels, figures)
     out.fatigue = fatigue_figures(labels)

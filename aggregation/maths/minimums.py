@@ -21,6 +21,9 @@ MIN_OVERLAP_ITEMS = 5
 #: Labels of one annotator before their weight (and its agreement part) is shown; weights also need the project's
 #: overlap above, since the agreement part compares them with the others.
 MIN_WEIGHT_LABELS = 5
+#: Gold comparisons of one annotator before their expertise (accuracy on gold) is shown: from one, it reads 1.000 or
+#: 0.000.
+MIN_EXPERTISE_GOLD = 5
 #: Comparisons before a human-vs-model share is shown (aggregation.maths.comparisons.figure).
 MIN_COMPARISONS = 5
 
@@ -43,6 +46,23 @@ def weight_needs(n_labels: int, overlap_items: int, n_annotators: int) -> str | 
     if n_labels < MIN_WEIGHT_LABELS:
         return f"needs {_count(MIN_WEIGHT_LABELS, 'label')} from this annotator ({n_labels} so far)"
     return agreement_needs(overlap_items)
+
+
+def expertise_needs(n_gold: int | None) -> str | None:
+    """None when an annotator's expertise may be shown on ``n_gold`` gold comparisons; else what it needs."""
+    if n_gold is None:
+        return "needs a recompute (computed before its number of gold items was recorded)"
+    if n_gold >= MIN_EXPERTISE_GOLD:
+        return None
+    return f"needs {_count(MIN_EXPERTISE_GOLD, 'gold item')} labelled by this annotator ({n_gold} so far)"
+
+
+def item_preference_needs(n_labels: int) -> str | None:
+    """None when an item's p(best ≻ worst) may be shown on ``n_labels`` labels; else what it needs (from one label it
+    is that one person's slider, not a probability)."""
+    if n_labels >= MIN_ANNOTATORS:
+        return None
+    return f"needs {_count(MIN_ANNOTATORS, 'label')} ({n_labels} so far)"
 
 
 def overlap_items_of(stored: Mapping[str, Any] | None) -> int:

@@ -51,10 +51,14 @@ class PositionBias:
         def clean(x: float) -> float | None:
             return None if not np.isfinite(x) else round(float(x), 4)
 
+        n = int(self.decided.sum())
+        reason = headline_needs(n)
         return {
-            "rate": None if self.project_rate is None else round(self.project_rate, 4),
-            "ci": None if self.project_ci is None else [round(v, 4) for v in self.project_ci],
-            "n": int(self.decided.sum()),
+            # The project's rate is withheld below the minimum: from 2 judgments it reads 1.000 and means nothing.
+            "rate": None if self.project_rate is None or reason else round(self.project_rate, 4),
+            "ci": None if self.project_ci is None or reason else [round(v, 4) for v in self.project_ci],
+            "reason": reason,
+            "n": n,
             "flagged": self.project_flagged,
             "minimum": MINIMUM_JUDGMENTS,
             "annotators": [
@@ -68,6 +72,13 @@ class PositionBias:
                 for a in range(self.decided.size)
             ],
         }
+
+
+def headline_needs(n: int, minimum: int = MINIMUM_JUDGMENTS) -> str | None:
+    """None when the project's position-bias rate may be shown on ``n`` decided judgments; else what it needs."""
+    if n >= minimum:
+        return None
+    return f"needs {minimum} decided judgments ({n} so far)"
 
 
 def first_preferred(preferred: ArrayLike, shown_first: ArrayLike) -> np.ndarray[Any, np.dtype[np.float64]]:

@@ -14,6 +14,11 @@ urlpatterns = [
     path("study/<str:token>/return/", study_views.study_return, name="study_return"),
     path("projects/<int:project_id>/study-links/", study_views.study_links, name="study_links"),
     path(
+        "projects/<int:project_id>/study-links/<int:link_id>/",
+        study_views.study_link_detail,
+        name="study_link_detail",
+    ),
+    path(
         "projects/<int:project_id>/study-links/<int:link_id>/active/",
         study_views.study_link_active,
         name="study_link_active",

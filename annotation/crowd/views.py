@@ -24,6 +24,7 @@ from annotation.crowd.gate import participant_open
 from annotation.crowd.limits import study_join_check
 from annotation.crowd.selectors import (
     PARTICIPANT_SESSION_KEY,
+    attention_items,
     participant_exists,
     participant_for_session,
     participant_progress,
@@ -35,6 +36,7 @@ from annotation.crowd.selectors import (
 from annotation.models import Assignment
 from config.client_address import client_address
 from projects.models import Participant, Project
+from projects.selectors import gold_items_for_lead
 
 # Prolific replaces these placeholders with each participant's ids.
 PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -246,7 +248,7 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
                 screened_out_code=request.POST.get("screened_out_code", ""),
                 max_participants=request.POST.get("max_participants") or None,
                 items_per_participant=request.POST.get("items_per_participant") or None,
-                attention_item_ids=request.POST.get("attention_item_ids", "").replace(",", " ").split(),
+                attention_item_ids=_attention_ids(request),
                 attention_from_metadata=request.POST.get("attention_from_metadata") == "on",
                 attention_every=request.POST.get("attention_every") or 5,
                 attention_max_failures=request.POST.get("attention_max_failures") or 0,
@@ -272,8 +274,36 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
         }
         for link in listed
     ]
-    context = {"project": project, "rows": rows, "errors": errors, "posted": request.POST}
+    context = {
+        "project": project,
+        "rows": rows,
+        "errors": errors,
+        "posted": request.POST,
+        "gold_items": gold_items_for_lead(project=project),
+        "picked": set(request.POST.getlist("attention_item")),
+    }
     return render(request, "study/links.html", context, status=status)
+
+
+def _attention_ids(request: HttpRequest) -> list[str]:
+    """The gold items ticked in the picker and any external ids typed, each once, in that order."""
+    typed = request.POST.get("attention_item_ids", "").replace(",", " ").split()
+    return list(dict.fromkeys([*request.POST.getlist("attention_item"), *typed]))
+
+
+@login_required
+@require_GET
+def study_link_detail(request: HttpRequest, project_id: int, link_id: int) -> HttpResponse:
+    """Every setting of one link, its attention items and its numbers; settings are fixed once the link exists."""
+    link = study_link_get_for_lead(user=request.user, project_id=project_id, link_id=link_id)
+    context = {
+        "project": link.project,
+        "link": link,
+        "url": request.build_absolute_uri(reverse("study_enter", kwargs={"token": link.token})) + PROLIFIC_QUERY,
+        "counts": study_link_counts(links=[link]).get(link.pk, {}),
+        "checks": list(attention_items(link=link).only("id", "external_id", "prompt").order_by("external_id")[:300]),
+    }
+    return render(request, "study/link_detail.html", context)
 
 
 @login_required
@@ -281,6 +311,8 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
 def study_link_active(request: HttpRequest, project_id: int, link_id: int) -> HttpResponse:
     link = study_link_get_for_lead(user=request.user, project_id=project_id, link_id=link_id)
     study_services.study_link_set_active(link=link, active=request.POST.get("active") == "true")
+    if request.POST.get("back") == "detail":
+        return redirect("study_link_detail", project_id=link.project_id, link_id=link.pk)
     return redirect("study_links", project_id=link.project_id)
 
 

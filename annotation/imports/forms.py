@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from projects.formats import FORMATS
+from projects.formats.common import RESPONSE_STATUSES
 from projects.imports.items import DUPLICATE_POLICIES, TRL_CHOSEN_AS
 from projects.imports.preview import AUTO
 from projects.models import Job
@@ -19,6 +20,10 @@ FORMAT_NAMES = {
     "argilla": "Argilla 2 (records.to_json)",
     "hf": "Hugging Face dataset (JSON Lines or Parquet)",
 }
+
+
+# The reading options of projects.formats.Options, under the API's names; the rules live there (options_parse).
+READING_OPTIONS = ("ratings_rule", "scheme", "statuses", "scale", "items_key")
 
 
 class ImportForm(forms.Form):
@@ -65,13 +70,32 @@ class ImportForm(forms.Form):
     scheme = forms.CharField(
         label="Annotation scheme", required=False, max_length=200, help_text="For a file with several: which to read."
     )
+    statuses = forms.MultipleChoiceField(
+        label="Argilla responses that count",
+        required=False,
+        choices=[(status, status) for status in RESPONSE_STATUSES],
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Argilla only; none ticked: submitted. Files from records.to_json do not say: tick unknown.",
+    )
+    scale = forms.CharField(
+        label="Pairwise scale",
+        required=False,
+        max_length=20,
+        help_text="Potato only: the lowest and highest point, as min..max (e.g. 1..6 or -3..3).",
+    )
+    items_key = forms.CharField(
+        label="Key holding the responses",
+        required=False,
+        max_length=200,
+        help_text="Potato only: the data key with the responses, when it is not the usual one.",
+    )
 
     def job_options(self) -> dict[str, Any]:
         """The options of a dry run of this file, as the API takes them."""
         data = self.cleaned_data
         options: dict[str, Any] = {"format": data["format"], "skip_invalid": data["skip_invalid"], "dry_run": True}
         # The reading options by name, as the API takes them (projects.formats.Options).
-        options.update({name: data[name] for name in ("ratings_rule", "scheme") if data.get(name)})
+        options.update({name: data[name] for name in READING_OPTIONS if data.get(name)})
         if data["kind"] == Job.Kind.IMPORT_ITEMS:
             options.update(on_duplicate=data["on_duplicate"], trl_chosen_as=data["trl_chosen_as"])
         else:

@@ -70,9 +70,8 @@ def import_page(request: HttpRequest, project_id: int) -> HttpResponse:
     if request.method != "POST":
         return _page(request, project, ImportForm())
     if (size := _declared_size(request)) > upload_limit_bytes() + PAYLOAD_SLACK:
-        form = ImportForm()
-        form.add_error(None, upload_too_large_message(size))
-        return _page(request, project, form, status=413)
+        # The body is never read, so there is no bound form to carry the error: the page shows it as a refusal.
+        return _page(request, project, ImportForm(), status=413, refusal=upload_too_large_message(size))
     form = ImportForm(request.POST, request.FILES)
     if not form.is_valid():
         return _page(request, project, form, status=400)

@@ -25,7 +25,7 @@ from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.converters import IntConverter
 
-from annotation.models import ItemNote
+from annotation.models import Annotation, ItemNote
 from tests.snapshots import changes, database_digest
 
 CONTROL = {"nul": "a\x00b", "escape": "a\x1bb", "bell": "\x07"}
@@ -97,6 +97,7 @@ def shared_world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterat
             "link_id": built["link"],
             "note_id": flag.pk,
             "identity_id": built["identity"],
+            "user_id": Annotation.objects.get(pk=built["own"]).annotator_id,
             "token": StudyLink.objects.get(pk=built["link"]).token,
             "plot": next(iter(PLOTS)),
         }

@@ -114,6 +114,7 @@ def study_world(django_db_setup, django_db_blocker) -> Iterator[dict[str, Any]]:
             "job_id": 1,
             "note_id": 1,
             "identity_id": 1,
+            "user_id": annotator.pk,  # a member: removing them or changing their role must be refused
             "annotation_id": annotation.pk,
             "id": annotation.pk,
             "content_type_id": 1,

@@ -110,6 +110,7 @@ def annotator_aggregates_create(*, project: Project, users: Sequence[Any]) -> li
                 weight=0.5 - 0.1 * i,
                 consistency=0.8,
                 expertise=0.7,
+                expertise_n=8,
                 agreement=0.6,
                 n_labels=12,
                 median_time_ms=15_500,

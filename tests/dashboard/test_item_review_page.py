@@ -42,3 +42,24 @@ def test_item_without_labels_or_aggregate_says_so(lead_client, project):
     ).content.decode()
     assert "Nobody has labelled this item yet." in html
     assert "aggregate not computed yet" in html
+
+
+def test_p_best_from_one_label_is_withheld_with_its_n(lead_client, project, annotator):
+    from aggregation.models import ItemAggregate
+
+    item = project.items.order_by("id").first()
+    _label(project=project, item=item, user=annotator, values=[(950, 0), (0, 950)])
+    item_aggregates_create(project=project)
+    ItemAggregate.objects.filter(item=item).update(n_annotators=1, p_best=0.95)
+    url = reverse("item_review", kwargs={"project_id": project.pk, "item_id": item.pk})
+
+    one = lead_client.get(url).content.decode()
+    ItemAggregate.objects.filter(item=item).update(n_annotators=2)
+    two = lead_client.get(url).content.decode()
+
+    kpi = one.split('id="p-best"')[1].split("</div>")[0]
+    assert "0.95" not in kpi
+    assert "needs 2 labels (1 so far)" in kpi
+    assert '>1</span><span class="dash-kpi-label">annotator ·' in one
+    assert "0.95" in two.split('id="p-best"')[1].split("</div>")[0]
+    assert "n = 2" in two

@@ -90,3 +90,30 @@ def test_imported_labels_without_a_screen_order_are_left_out_and_said_so(judged,
     assert no_order is None or (no_order["rate"] is None and not no_order["flagged"])
     html = lead_client.get(reverse("dashboard", kwargs={"project_id": project.pk})).content.decode()
     assert f"{len(items)} imported labels without their screen order are left out." in html
+
+
+def test_the_project_headline_is_withheld_below_its_minimum_with_its_n():
+    import numpy as np
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from aggregation.maths.position_bias import MINIMUM_JUDGMENTS, position_bias
+
+    @given(st.lists(st.tuples(st.sampled_from([0.0, 1.0, np.nan]), st.integers(0, 2)), max_size=3 * MINIMUM_JUDGMENTS))
+    def check(judgments):
+        outcome = np.array([o for o, _ in judgments], dtype=np.float64)
+        annotator = np.array([a for _, a in judgments], dtype=np.int64)
+        shown = position_bias(outcome, annotator, 3).as_dict([10, 11, 12])
+        decided = int(np.isfinite(outcome).sum())
+        assert shown["n"] == decided
+        if decided < MINIMUM_JUDGMENTS:
+            assert shown["rate"] is None
+            assert shown["ci"] is None
+            assert shown["reason"] == f"needs {MINIMUM_JUDGMENTS} decided judgments ({decided} so far)"
+        elif shown["rate"] is not None:
+            assert 0.0 <= shown["ci"][0] <= shown["rate"] <= shown["ci"][1] <= 1.0
+        for row in shown["annotators"]:
+            if row["ci"] is not None:
+                assert 0.0 <= row["ci"][0] <= row["ci"][1] <= 1.0
+
+    check()

@@ -2,15 +2,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.urls import reverse
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
 
 from projects.management.commands.import_items import project_from_argument
 from projects.models import Membership
+from projects.people import invitation_path
 from projects.services import member_invite
 
 
@@ -35,16 +32,9 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
         self.stdout.write(self.style.SUCCESS(f"{user.get_username()} is {options['role']} of {project.name!r}."))
-        if user.has_usable_password():
+        path = invitation_path(user)
+        if path is None:
             self.stdout.write("They log in with their existing password.")
             return
-        path = reverse(
-            "password_reset_confirm",
-            kwargs={
-                "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
-                # django-stubs type make_token for the default User; any user model with a password works.
-                "token": default_token_generator.make_token(user),  # type: ignore[arg-type]
-            },
-        )
         self.stdout.write("Send them this link to choose a password:")
         self.stdout.write(options["base_url"].rstrip("/") + path)
