@@ -28,7 +28,13 @@ from django.utils import timezone
 
 from annotation.claims import assignment_claim_again
 from annotation.models import Assignment
-from annotation.participants.selectors import attention_items, participant_end_state, participant_record
+from annotation.participants.selectors import (
+    attention_items,
+    checks_per_participant,
+    participant_end_state,
+    participant_record,
+    quota_count,
+)
 from annotation.services import assignment_claim_next
 from config.input_limits import whole_number
 from projects.models import Item, Membership, Participant, Project, StudyLink
@@ -133,8 +139,22 @@ def study_link_create(
         errors["consent_text"] = "Keep the consent text under 20,000 characters."
     if not isinstance(skips_count_toward_quota, bool):
         errors["skips_count_toward_quota"] = "Expected true or false."
-    if min_answered and quota is not None and min_answered > quota:
+    if min_answered and quota is not None and every and min_answered > quota:
         errors["attention_min_answered"] = "The minimum of answered checks cannot exceed the item quota."
+    elif min_answered and quota is not None and every:
+        held = checks_per_participant(quota=quota, every=every)
+        if min_answered > held:
+            errors["attention_min_answered"] = (
+                f"A quota of {quota} items with one check in every {every + 1} holds {held} check"
+                f"{'' if held == 1 else 's'}, fewer than the minimum of {min_answered}: raise the quota to at least "
+                f"{min_answered * (every + 1)}"
+                + (
+                    f", check more often (one check after every {quota // min_answered - 1} items or fewer)"
+                    if quota // min_answered >= 2
+                    else ""
+                )
+                + " or lower the minimum."
+            )
     if isinstance(attention_item_ids, str) or not all(isinstance(i, str) for i in attention_item_ids):
         errors["attention_item_ids"] = "Expected a list of item external ids."
         wanted: list[str] = []
@@ -284,6 +304,13 @@ def checks_due(*, seed: int, every: int, finished: int) -> int:
     return index + (1 if offset >= check_slot(seed=seed, window=window, index=index) else 0)
 
 
+def check_order(*, seed: int, check_ids: Sequence[int]) -> list[int]:
+    """The participant's own order of the link's checks, drawn from their seed: two participants meet the checks in
+    different orders (and, with a pool larger than the checks each one meets, mostly different checks), so comparing
+    item addresses does not single the checks out. Pure, so a reload gives the same order."""
+    return sorted(check_ids, key=lambda pk: hashlib.sha256(f"{seed}:check:{pk}".encode()).digest())
+
+
 def _unfinished_check(*, user: AbstractBaseUser, check_ids: list[int]) -> int | None:
     finished = set(
         Assignment.objects.filter(
@@ -322,7 +349,19 @@ def participant_claim_next(*, participant: Participant) -> Assignment | None:
     if state != Participant.Status.ACTIVE:
         _finish(participant=participant, status=state)
         return None
-    check_ids = list(attention_items(link=link).order_by("queue_key", "pk").values_list("pk", flat=True))
+    check_ids = check_order(
+        seed=participant.check_seed, check_ids=list(attention_items(link=link).values_list("pk", flat=True))
+    )
+    quota_met = link.items_per_participant is not None and (
+        quota_count(link=link, record=record) >= link.items_per_participant
+    )
+    if check_ids and quota_met:
+        # The quota is met but the minimum of answered checks is not: the checks still due come now, not more items.
+        due = _unfinished_check(user=user, check_ids=check_ids)
+        if due is not None:
+            return _claim_check(project=project, item=Item.objects.get(pk=due), annotator=user)
+        _finish(participant=participant, status=Participant.Status.RETURNED)
+        return None
     if check_ids and record.attention_seen < checks_due(
         seed=participant.check_seed, every=link.attention_every, finished=record.finished
     ):
@@ -337,7 +376,12 @@ def participant_claim_next(*, participant: Participant) -> Assignment | None:
         if due is not None:
             return _claim_check(project=project, item=Item.objects.get(pk=due), annotator=user)
     checks_met = record.attention_answered >= link.attention_min_answered
-    ended = Participant.Status.COMPLETED if link.items_per_participant is None and checks_met else None
+    if record.screen_at is not None:
+        ended: str | None = Participant.Status.SCREENED_OUT
+    elif link.items_per_participant is None and checks_met:
+        ended = Participant.Status.COMPLETED
+    else:
+        ended = None
     _finish(participant=participant, status=ended or Participant.Status.RETURNED)
     return None
 
@@ -356,14 +400,23 @@ def participant_return(*, participant: Participant) -> Participant:
 
 @transaction.atomic
 def participant_settle(*, participant: Participant) -> Participant:
-    """The participant's end state decided again from their stored saves, and stored if it ended the study (the end
-    page calls this on every request, so what it shows never depends on what a client posted)."""
+    """The participant's end state decided from their stored saves and stored if it ended the study (the end page
+    and every participant's save call this, so what they see never depends on what a client posted).
+
+    An end once stored is final: a screened-out or returned participant stays so whatever is saved afterwards, and
+    checks are judged on their first answer, so no later revision can earn a different end. The one exception is a
+    stored completion that the saves do not support and that never showed its code (written outside the queue):
+    the study goes on, so no unearned code is ever shown.
+    """
     participant = Participant.objects.select_for_update().select_related("link__project", "user").get(pk=participant.pk)
     state = participant_end_state(participant=participant, record=participant_record(participant=participant))
     if participant.status == Participant.Status.ACTIVE and state != Participant.Status.ACTIVE:
         _finish(participant=participant, status=state)
-    elif participant.status != state:
-        # A stored end the saves no longer support (a label was removed): the study goes on.
+    elif (
+        participant.status == Participant.Status.COMPLETED
+        and state == Participant.Status.ACTIVE
+        and participant.code_shown_at is None
+    ):
         Participant.objects.filter(pk=participant.pk).update(status=state, finished_at=None)
         participant.status, participant.finished_at = state, None
     return participant

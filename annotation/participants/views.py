@@ -20,13 +20,15 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotation.models import Assignment
 from annotation.participants import services as study_services
 from annotation.participants.export import CONTENT_TYPES, participant_export_filename, participant_export_lines
-from annotation.participants.gate import participant_open
+from annotation.participants.gate import participant_after_end, participant_open
 from annotation.participants.limits import study_join_check
 from annotation.participants.selectors import (
     PARTICIPANT_SESSION_KEY,
+    check_pool_needed,
     participant_exists,
     participant_for_session,
     participant_progress,
+    study_link_check_pools,
     study_link_counts,
     study_link_get_by_token,
     study_link_get_for_lead,
@@ -80,6 +82,7 @@ def _own_participant(request: HttpRequest, token: str) -> Participant:
 
 
 @participant_open
+@participant_after_end
 @require_GET
 def study_enter(request: HttpRequest, token: str) -> HttpResponse:
     """First visit: make the participant and log them in; a revisit with the same id resumes."""
@@ -158,6 +161,7 @@ def _end_url(participant: Participant) -> str:
 
 
 @participant_open
+@participant_after_end
 @require_http_methods(["GET", "POST"])
 def study_consent(request: HttpRequest, token: str) -> HttpResponse:
     """The link's instructions and consent, before the first item; agreeing is recorded once."""
@@ -178,6 +182,7 @@ def study_consent(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @participant_open
+@participant_after_end
 @require_http_methods(["GET", "POST"])
 def study_return(request: HttpRequest, token: str) -> HttpResponse:
     """Stopping before the end, as platforms call it "returning": asks first, then records it and shows the end."""
@@ -191,6 +196,7 @@ def study_return(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @participant_open
+@participant_after_end
 @require_GET
 def study_end(request: HttpRequest, token: str) -> HttpResponse:
     """The end page: the state is decided again from the stored saves on every request, and only an earned end
@@ -248,15 +254,24 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
             errors, status = _messages(error), 422
     listed = list(links)
     counts = study_link_counts(links=listed)
+    pools = study_link_check_pools(links=listed)
     rows = [
         {
             "link": link,
             "url": request.build_absolute_uri(reverse("study_enter", kwargs={"token": link.token})) + PROLIFIC_QUERY,
             "counts": counts.get(link.pk, {}),
+            "pool": pools[link.pk],
         }
         for link in listed
     ]
-    context = {"project": project, "rows": rows, "errors": errors, "posted": request.POST}
+    context = {
+        "project": project,
+        "rows": rows,
+        "errors": errors,
+        "posted": request.POST,
+        "overlap": project.overlap,
+        "example_pool": check_pool_needed(participants=100, quota=4 * 5, every=4, overlap=project.overlap),
+    }
     return render(request, "study/links.html", context, status=status)
 
 
