@@ -95,10 +95,12 @@ class ParticipantGateMiddleware:
             raise Http404("No such item.")
         if getattr(view_func, AFTER_END_ATTRIBUTE, False):
             return None
-        if request.method not in ("GET", "HEAD", "OPTIONS"):
-            # A save or skip is judged against the end its earlier saves already reached, even before the queue
-            # stored it (a parallel request, a POST straight to an item's address): once over, nothing more is taken.
+        if participant.status == Participant.Status.ACTIVE:
+            # Every request is judged against the end the earlier saves already reached, even before the queue
+            # stored it (a parallel request, a POST straight to an item's address, "previous"): once over, nothing
+            # more is shown or taken.
             participant = participant_settle(participant=participant)
+            request.study_participant = participant  # type: ignore[attr-defined]
         if participant.status != Participant.Status.ACTIVE:
             return _end_response(request, participant)
         return None
