@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
@@ -127,6 +128,21 @@ def membership_get(*, user: AnyUser, project_id: int) -> Membership | None:
     if project is None:
         return None
     return Membership(user_id=user.pk, project=project, role=project.member_role)
+
+
+PROJECT_CREATORS_CHOICES = ("staff", "everyone")
+
+
+def project_create_allowed(user: AnyUser) -> bool:
+    """Whether ``user`` may create a project (the API, the project-creation page and any later door ask this one
+    function). ``PROJECT_CREATORS`` decides: "staff" (the default) lets staff and users granted the "Can add
+    project" permission (projects.add_project, given in the admin, alone or through a group); "everyone" lets any
+    signed-in account, as before the setting existed."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if settings.PROJECT_CREATORS == "everyone":
+        return True
+    return bool(user.is_staff or user.has_perm("projects.add_project"))
 
 
 def project_get_for_user(*, user: AnyUser, project_id: int, role: str | None = None) -> Project:
