@@ -19,7 +19,14 @@ from annotation.models import Annotation
 from annotation.selectors import annotation_created_by_save, annotation_item_id_own, annotations_visible_to
 from annotation.services import SaveRequest, annotation_save
 from config.auth import signed_in_user
-from config.input_limits import SafeFormParser, SafeMultiPartParser, single_line, whole_number
+from config.input_limits import (
+    SafeFormParser,
+    SafeMultiPartParser,
+    StrictFloatField,
+    StrictIntegerField,
+    single_line,
+    whole_number,
+)
 from projects.api import (
     JOB_ACCEPTED,
     FileReadingSerializer,
@@ -36,12 +43,12 @@ from projects.selectors import item_get_for_user, project_get_for_lead, project_
 
 
 class ValueSerializer(serializers.Serializer):
-    position = serializers.IntegerField(min_value=0, help_text="The response's stored position.")
+    position = StrictIntegerField(min_value=0, help_text="The response's stored position.")
     criterion = serializers.CharField(
         required=False, validators=[single_line], help_text="May be left out when the project has one."
     )
-    mu = serializers.FloatField(help_text="Support in [0, 1], in thousandths (k/1000).")
-    nu = serializers.FloatField(help_text="Opposition in [0, 1], in thousandths; μ + ν ≤ 1.")
+    mu = StrictFloatField(help_text="Support in [0, 1], in thousandths (k/1000).")
+    nu = StrictFloatField(help_text="Opposition in [0, 1], in thousandths; μ + ν ≤ 1.")
 
     def validate_mu(self, value: float) -> int:
         return _permille(value, "mu")
@@ -58,11 +65,11 @@ def _permille(value: float, what: str) -> int:
 
 
 class AnnotationWriteSerializer(serializers.Serializer):
-    item = serializers.IntegerField(help_text="The item's id (see /items/).")
+    item = StrictIntegerField(help_text="The item's id (see /items/).")
     values = ValueSerializer(many=True, required=False, help_text="IFS projects: every response × criterion.")
-    binary_choice = serializers.IntegerField(required=False, allow_null=True, help_text="Position, or -1 for a tie.")
-    likert_value = serializers.IntegerField(required=False, allow_null=True)
-    time_spent_ms = serializers.IntegerField(required=False, default=0, min_value=0)
+    binary_choice = StrictIntegerField(required=False, allow_null=True, help_text="Position, or -1 for a tie.")
+    likert_value = StrictIntegerField(required=False, allow_null=True)
+    time_spent_ms = StrictIntegerField(required=False, default=0, min_value=0)
     client_token = serializers.CharField(
         required=False,
         allow_null=True,
