@@ -24,7 +24,7 @@ def _project():
 
 @pytest.mark.parametrize("failure", ["503", "dropped-after-storing"])
 def test_an_unconfirmed_save_is_sent_again_and_stored_once(page, live_server, login, shot, failure):
-    project, annotator, items = _project()
+    project, annotator, _ = _project()
     login(page, annotator.username)
     page.goto(live_server.url + reverse("annotate_next", kwargs={"project_id": project.pk}))
     page.wait_for_selector("#annotate-frame[data-ready='1']")
@@ -59,7 +59,8 @@ def test_an_unconfirmed_save_is_sent_again_and_stored_once(page, live_server, lo
 
     assert len(posts) == 2
     token = [part for part in posts[0].split("&") if part.startswith("client_token=")]
-    assert token and token[0] in posts[1], "the retry carries the same client token"
+    assert token, "the save carries a client token"
+    assert token[0] in posts[1], "the retry carries the same client token"
     annotation = Annotation.objects.get(item_id=first, annotator=annotator)
     assert AnnotationRevision.objects.filter(annotation=annotation).count() == 1
     assert int(page.get_attribute("#annotate-frame", "data-item")) != first
