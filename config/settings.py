@@ -81,6 +81,8 @@ MIDDLEWARE = [
     "annotation.participants.gate.ParticipantGateMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
+    # Marks a browser that signed in as a known device of the account (config/login_throttle.py).
+    "config.login_throttle.DeviceCookieMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -242,6 +244,10 @@ else:
 AXES_HANDLER = "config.login_throttle.PairAndAccountCacheHandler"
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_ACCOUNT_FAILURE_LIMIT = env_int("LOGIN_ACCOUNT_FAILURE_LIMIT", 50, minimum=1)
+# Past that limit the account is slowed, not locked: one attempt from an unknown device every this many seconds;
+# a browser that signed in before (device cookie, this many days) is judged by its own pair count only.
+LOGIN_ACCOUNT_SLOW_SECONDS = env_int("LOGIN_ACCOUNT_SLOW_SECONDS", 10, minimum=1)
+LOGIN_DEVICE_COOKIE_DAYS = env_int("LOGIN_DEVICE_COOKIE_DAYS", 180, minimum=1)
 AXES_COOLOFF_TIME = timedelta(seconds=env_int("LOGIN_COOLOFF_SECONDS", 900, minimum=1))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 # The client address behind TRUSTED_PROXY_COUNT reverse proxies (config/client_address.py); 0: the socket's.
