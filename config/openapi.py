@@ -64,7 +64,8 @@ class ApiDocsView(SpectacularSwaggerSplitView):
     """The Swagger UI page. Its OPTIONS answers the allowed methods: DRF's default OPTIONS renders its metadata with
     the page's HTML renderer, which has no template for it, and answered 500."""
 
-    def options(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+    # A plain HttpResponse on purpose: a DRF Response would go through the HTML renderer that caused the 500.
+    def options(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:  # type: ignore[override]
         response = HttpResponse(status=200)
         response["Allow"] = ", ".join(self.allowed_methods)
         return response

@@ -142,7 +142,8 @@ def project_create_allowed(user: AnyUser) -> bool:
         return False
     if settings.PROJECT_CREATORS == "everyone":
         return True
-    return bool(user.is_staff or user.has_perm("projects.add_project"))
+    has_perm = getattr(user, "has_perm", None)  # PermissionsMixin's, on every account model Penumbra uses
+    return bool(getattr(user, "is_staff", False) or (has_perm is not None and has_perm("projects.add_project")))
 
 
 def project_get_for_user(*, user: AnyUser, project_id: int, role: str | None = None) -> Project:

@@ -117,7 +117,7 @@ def _payload_preferred(*, project: Project, payload: dict[str, Any], weights: di
 
 
 def _first_check_answers(
-    *, project: Project, user_ids: list[int], checks: dict[int, int]
+    *, project: Project, user_ids: list[int], checks: dict[int, int | None]
 ) -> dict[tuple[int, int], bool]:
     """(annotator, check item) -> whether the first saved answer matched gold. Later revisions never change the
     verdict: a participant who learns that an answer was wrong cannot go back and fix it."""
