@@ -45,7 +45,7 @@ from projects.selectors import item_get_for_user, project_get_for_lead, project_
 class ValueSerializer(serializers.Serializer):
     position = StrictIntegerField(min_value=0, help_text="The response's stored position.")
     criterion = serializers.CharField(
-        required=False, validators=[single_line], help_text="May be left out when the project has one."
+        required=False, max_length=100, validators=[single_line], help_text="May be left out when the project has one."
     )
     mu = StrictFloatField(help_text="Support in [0, 1], in thousandths (k/1000).")
     nu = StrictFloatField(help_text="Opposition in [0, 1], in thousandths; μ + ν ≤ 1.")

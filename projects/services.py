@@ -105,14 +105,20 @@ TEXT_SETTINGS = (
 )
 
 
+# The text columns without a length of their own (TextField) still have one: a megabyte of description is a
+# mistake or an attack, and every page that shows it would carry it.
+TEXT_SETTING_LIMITS = {"description": 20_000, "guidelines": 50_000, "llm_instruction_template": 20_000}
+
+
 def _text_problem(raw: Any, field: Any) -> str | None:
     # PostgreSQL refuses NUL characters and over-long values with an exception; say so before writing.
     if not isinstance(raw, str):
         return "Expected a text."
     if "\x00" in raw:
         return "NUL characters (\\u0000) are not allowed in text."
-    if field.max_length is not None and len(raw) > field.max_length:
-        return f"At most {field.max_length} characters (got {len(raw)})."
+    limit = field.max_length if field.max_length is not None else TEXT_SETTING_LIMITS.get(field.name)
+    if limit is not None and len(raw) > limit:
+        return f"At most {limit} characters (got {len(raw)})."
     return None
 
 
