@@ -29,8 +29,8 @@ from aggregation.views import _apply_errors
 from annotation.rendering import markdown_render
 from config.auth import signed_in_user
 from projects.people import project_archive, project_delete
-from projects.selectors import project_get_for_lead, project_settings_for_copy, projects_led_by
-from projects.services import project_create, project_create_allowed
+from projects.selectors import project_create_allowed, project_get_for_lead, project_settings_for_copy, projects_led_by
+from projects.services import project_create
 
 CRITERIA_PREFIX = "criteria"
 DEFAULT_CRITERIA = [{"name": "overall", "weight": 1.0, "description": ""}]

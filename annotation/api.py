@@ -20,7 +20,14 @@ from annotation.saving import SaveRequest
 from annotation.selectors import annotation_created_by_save, annotation_item_id_own, annotations_visible_to
 from annotation.services import annotation_save
 from config.auth import signed_in_user
-from config.input_limits import SafeFormParser, SafeMultiPartParser, single_line, whole_number
+from config.input_limits import (
+    SafeFormParser,
+    SafeMultiPartParser,
+    StrictFloatField,
+    StrictIntegerField,
+    single_line,
+    whole_number,
+)
 from projects.api import (
     JOB_ACCEPTED,
     FileReadingSerializer,
@@ -37,12 +44,12 @@ from projects.selectors import item_get_for_user, project_get_for_lead, project_
 
 
 class ValueSerializer(serializers.Serializer):
-    position = serializers.IntegerField(min_value=0, help_text="The response's stored position.")
+    position = StrictIntegerField(min_value=0, help_text="The response's stored position.")
     criterion = serializers.CharField(
-        required=False, validators=[single_line], help_text="May be left out when the project has one."
+        required=False, max_length=100, validators=[single_line], help_text="May be left out when the project has one."
     )
-    mu = serializers.FloatField(help_text="Support in [0, 1], in thousandths (k/1000).")
-    nu = serializers.FloatField(help_text="Opposition in [0, 1], in thousandths; μ + ν ≤ 1.")
+    mu = StrictFloatField(help_text="Support in [0, 1], in thousandths (k/1000).")
+    nu = StrictFloatField(help_text="Opposition in [0, 1], in thousandths; μ + ν ≤ 1.")
 
     def validate_mu(self, value: float) -> int:
         return _permille(value, "mu")
@@ -59,12 +66,12 @@ def _permille(value: float, what: str) -> int:
 
 
 class AnnotationWriteSerializer(serializers.Serializer):
-    item = serializers.IntegerField(help_text="The item's id (see /items/).")
+    item = StrictIntegerField(help_text="The item's id (see /items/).")
     values = ValueSerializer(many=True, required=False, help_text="IFS projects: every response × criterion.")
-    binary_choice = serializers.IntegerField(required=False, allow_null=True, help_text="Position, or -1 for a tie.")
-    likert_value = serializers.IntegerField(required=False, allow_null=True)
+    binary_choice = StrictIntegerField(required=False, allow_null=True, help_text="Position, or -1 for a tie.")
+    likert_value = StrictIntegerField(required=False, allow_null=True)
     ranking = serializers.ListField(
-        child=serializers.IntegerField(),
+        child=StrictIntegerField(),
         required=False,
         allow_null=True,
         max_length=26,
@@ -73,7 +80,7 @@ class AnnotationWriteSerializer(serializers.Serializer):
     both_bad = serializers.BooleanField(
         required=False, default=False, help_text="Binary items of two responses: neither is good (stored as a tie)."
     )
-    time_spent_ms = serializers.IntegerField(required=False, default=0, min_value=0)
+    time_spent_ms = StrictIntegerField(required=False, default=0, min_value=0)
     client_token = serializers.CharField(
         required=False,
         allow_null=True,

@@ -49,3 +49,15 @@ backlog = _int("GUNICORN_BACKLOG", 2048)
 timeout = _int("GUNICORN_TIMEOUT", 120)
 graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT", 30)
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
+
+# The settings read this to keep sessions, users and login counts out of per-process memory when there is no Redis
+# (config/settings.py); a deployment that runs several gunicorn masters sets the total itself.
+os.environ.setdefault("PENUMBRA_WEB_PROCESSES", str(workers))
+
+# The embedded default (no DATABASE_URL: SQLite, caches in process memory) is one process: a second one would keep
+# its own sessions and login counts, so a logout in one would not reach the other. Refuse rather than start so.
+if workers > 1 and not os.environ.get("DATABASE_URL", "").strip():
+    raise SystemExit(
+        f"WEB_CONCURRENCY={workers} without DATABASE_URL: the embedded SQLite mode keeps sessions and login-failure "
+        "counts in one process's memory. Set WEB_CONCURRENCY=1, or DATABASE_URL (PostgreSQL) for several processes."
+    )

@@ -33,6 +33,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.deconstruct import deconstructible
+from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -300,3 +301,26 @@ __all__ = [
     "text_problem",
     "whole_number",
 ]
+
+
+class StrictFloatField(serializers.FloatField):
+    """A number as JSON writes one: DRF's FloatField also takes the text "0.5" and true (as 1.0), which hides a
+    client's bug and lets one request mean two things."""
+
+    default_error_messages = {"invalid": "Expected a JSON number (not text, true or false)."}
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        return float(super().to_internal_value(data))
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A whole JSON number: DRF's IntegerField also takes "3", 3.0 and true."""
+
+    default_error_messages = {"invalid": "Expected a whole JSON number (not text, a fraction, true or false)."}
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return int(super().to_internal_value(data))

@@ -15,7 +15,8 @@ from typing import Any
 
 import dj_database_url
 
-from config.env import SettingsError, database_url, env_bool, env_int, env_list, redis_url
+from config.env import SettingsError, database_url, env_bool, env_choice, env_int, env_list, redis_url
+from config.redis_breaker import BreakerConnection
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("PENUMBRA_DATA_DIR", BASE_DIR / "var"))
@@ -87,6 +88,8 @@ MIDDLEWARE = [
     "annotation.crowd.gate.ParticipantGateMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
+    # Marks a browser that signed in as a known device of the account (config/login_throttle.py).
+    "config.login_throttle.DeviceCookieMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -236,29 +239,55 @@ CONTENT_SECURITY_POLICY = {
 # Two caches: "default" holds the login-failure counts and fails open while Redis is down (config/cache.py): an
 # outage pauses throttling, it does not stop logins. "sessions" must fail loudly on delete (config/sessions.py).
 CACHES: dict[str, dict[str, Any]]
+# A stopped (not dead) Redis accepts connections and never answers: without a socket timeout every request that
+# touches it would wait for the kernel. Short timeouts make a hung Redis look like a dead one, which every cache
+# user already survives (config/cache.py, config/sessions.py, config/auth.py).
+REDIS_SOCKET_TIMEOUT = env_int("REDIS_SOCKET_TIMEOUT_MS", 500, minimum=50) / 1000
+# After one timeout, config.redis_breaker fails this process's further calls at once for a few seconds.
+_REDIS_SOCKET: dict[str, Any] = {
+    "socket_timeout": REDIS_SOCKET_TIMEOUT,
+    "socket_connect_timeout": REDIS_SOCKET_TIMEOUT,
+}
+if (_redis_url or "").startswith("redis://"):  # rediss:// keeps redis-py's TLS connection
+    _REDIS_SOCKET["connection_class"] = BreakerConnection
 if _redis_url:
     CACHES = {
-        "default": {"BACKEND": "config.cache.FailOpenRedisCache", "LOCATION": _redis_url},
+        "default": {"BACKEND": "config.cache.FailOpenRedisCache", "LOCATION": _redis_url, "OPTIONS": _REDIS_SOCKET},
         "sessions": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": _redis_url,
             "KEY_PREFIX": "penumbra",
             # Sessions and signed-in users as JSON, never pickles (config/cache.py, config/auth.py).
-            "OPTIONS": {"serializer": "config.cache.JSONSerializer"},
+            "OPTIONS": {"serializer": "config.cache.JSONSerializer", **_REDIS_SOCKET},
         },
     }
-else:
+elif EMBEDDED or env_int("PENUMBRA_WEB_PROCESSES", 1, minimum=1) == 1:
+    # One web process (the embedded default, `make demo`, runserver, the test suite): its memory is the one truth.
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
         "sessions": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "sessions"},
     }
     # axes warns about a per-process cache; the embedded default is one process, where it counts correctly.
     SILENCED_SYSTEM_CHECKS = ["axes.W001"]
+else:
+    # PostgreSQL without Redis and several web processes (config/gunicorn.py sets PENUMBRA_WEB_PROCESSES to its
+    # worker count; a deployment of several servers sets the total): nothing that must agree between
+    # them may live in one process's memory. Sessions and signed-in users are read from the database on every
+    # request (a cache that holds nothing), and login-failure counts, criteria and study limits share a table in
+    # PostgreSQL (created after every migrate, projects.apps): a logout or a deactivation holds at once everywhere.
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "penumbra_cache"},
+        "sessions": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"},
+    }
 # The (account, address) pair locks after LOGIN_FAILURE_LIMIT failures; the account alone, from every address
 # together, only after LOGIN_ACCOUNT_FAILURE_LIMIT (config/login_throttle.py): a guesser locks only themselves out.
 AXES_HANDLER = "config.login_throttle.PairAndAccountCacheHandler"
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_ACCOUNT_FAILURE_LIMIT = env_int("LOGIN_ACCOUNT_FAILURE_LIMIT", 50, minimum=1)
+# Past that limit the account is slowed, not locked: one attempt from an unknown device every this many seconds;
+# a browser that signed in before (device cookie, this many days) is judged by its own pair count only.
+LOGIN_ACCOUNT_SLOW_SECONDS = env_int("LOGIN_ACCOUNT_SLOW_SECONDS", 10, minimum=1)
+LOGIN_DEVICE_COOKIE_DAYS = env_int("LOGIN_DEVICE_COOKIE_DAYS", 180, minimum=1)
 AXES_COOLOFF_TIME = timedelta(seconds=env_int("LOGIN_COOLOFF_SECONDS", 900, minimum=1))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 # The client address behind TRUSTED_PROXY_COUNT reverse proxies (config/client_address.py); 0: the socket's.
@@ -369,6 +398,9 @@ AGGREGATION_PROJECT_DELAY = env_int("AGGREGATION_PROJECT_DELAY", 1)
 # Embedded mode (SQLite, tasks in-process): one background thread does the recomputation, so requests never wait.
 AGGREGATION_IN_THREAD = env_bool("AGGREGATION_IN_THREAD", EMBEDDED and CELERY_TASK_ALWAYS_EAGER)
 REDIS_URL = _redis_url
+# Who may create projects (projects.selectors.project_create_allowed): "staff" (staff and users granted "Can add
+# project") or "everyone" (any signed-in account).
+PROJECT_CREATORS = env_choice("PROJECT_CREATORS", "staff", ("staff", "everyone"))
 
 # Sessions are read on every request: cached_db (config.sessions) answers from the cache and keeps the database row
 # as the record, so logging out still ends a session (signed cookies could not be revoked server-side) and a Redis
@@ -413,8 +445,6 @@ EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "penumbra@localhost")
 PENUMBRA_BASE_URL = os.environ.get("PENUMBRA_BASE_URL", "").rstrip("/")
-# Who may create a project from the page: staff and holders of projects.add_project; true lets every account.
-PROJECT_CREATE_OPEN = env_bool("PROJECT_CREATE_OPEN", False)
 
 LOGGING = {
     "version": 1,

@@ -4,11 +4,13 @@ from django.contrib.auth import views as auth_views
 from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularAPIView
+
+from config.openapi import ApiDocsView
 
 # Swagger UI keeps its script in a separate file (the split view), but styles itself with inline styles: only this
 # page relaxes style-src.
-swagger_ui = csp_update({"style-src": ["'unsafe-inline'"]})(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
+swagger_ui = csp_update({"style-src": ["'unsafe-inline'"]})(ApiDocsView.as_view(url_name="api-schema"))
 
 handler404 = "config.api_errors.not_found"
 # The database briefly gone: 503 with Retry-After (JSON for the API) instead of Django's 500 page.

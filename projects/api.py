@@ -12,6 +12,7 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -35,6 +36,7 @@ from projects.selectors import (
     job_get_for_lead,
     jobs_for_lead,
     members_for_lead,
+    project_create_allowed,
     project_get_for_lead,
     project_get_for_user,
     project_role_get,
@@ -293,14 +295,25 @@ def job_accepted(request: Request, job: Job) -> Response:
 # ---- views --------------------------------------------------------------------------------------------------------
 
 
+PROJECT_CREATE_REFUSED = (
+    'Creating projects is open to staff and to accounts granted the "Can add project" permission; ask an '
+    "administrator to grant it, or a lead to add you to their project."
+)
+
+
 class ProjectListApi(APIView):
     @extend_schema(responses=ProjectSerializer(many=True))
     def get(self, request: Request) -> Response:
         projects, roles = projects_with_roles_for_user(user=request.user)
         return Response(ProjectSerializer(projects, many=True, context={"roles": roles}).data)
 
-    @extend_schema(request=ProjectCreateSerializer, responses={201: ProjectSerializer})
+    @extend_schema(
+        request=ProjectCreateSerializer,
+        responses={201: ProjectSerializer, 403: OpenApiResponse(description=PROJECT_CREATE_REFUSED)},
+    )
     def post(self, request: Request) -> Response:
+        if not project_create_allowed(request.user):
+            raise PermissionDenied(PROJECT_CREATE_REFUSED)
         data = ProjectCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         criteria = [(c["name"], c["weight"]) for c in data.validated_data.get("criteria", [])] or [("overall", 1.0)]

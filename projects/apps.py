@@ -1,5 +1,14 @@
+from typing import Any
+
 from django.apps import AppConfig
-from django.db.models.signals import post_delete, post_save
+from django.core.management import call_command
+from django.db.models.signals import post_delete, post_migrate, post_save
+
+
+def cache_table_create(sender: Any, using: str = "default", **kwargs: Any) -> None:
+    """The table of a database-backed cache (PostgreSQL without Redis, config/settings.py), made after every migrate
+    so no deployment step can forget it; a no-op for every other cache."""
+    call_command("createcachetable", database=using, verbosity=0)
 
 
 class ProjectsConfig(AppConfig):
@@ -22,5 +31,6 @@ class ProjectsConfig(AppConfig):
         prefetch_for_view_keyword(keyword="project_id", alias="default", key=criteria_cache_key)
         # And every write of a user forgets the signed-in copy config.auth keeps.
         auth.connect()
+        post_migrate.connect(cache_table_create, sender=self, dispatch_uid="cache_table_create")
         # Each app names the task that runs its kind of job, so the job runner imports nothing above projects.
         jobs.job_task_register(kind=Job.Kind.IMPORT_ITEMS, task=import_items_run)

@@ -98,11 +98,10 @@ def _stale() -> Q:
 
 
 def job_input_store(*, job: Job, upload: File) -> None:
-    """Keep an upload as the job's input, a megabyte per row."""
-    JobChunk.objects.bulk_create(
-        JobChunk(job=job, stream=JobChunk.Stream.INPUT, part=part, data=bytes(data))
-        for part, data in enumerate(upload.chunks(CHUNK_BYTES))
-    )
+    """Keep an upload as the job's input, a megabyte per row, one row per statement: the web process holds one part
+    at a time (``bulk_create`` would first make a list of every part, the whole file in memory several times)."""
+    for part, data in enumerate(upload.chunks(CHUNK_BYTES)):
+        JobChunk.objects.create(job=job, stream=JobChunk.Stream.INPUT, part=part, data=bytes(data))
 
 
 def _parts(job_id: int, stream: str) -> Iterator[bytes]:

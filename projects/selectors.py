@@ -150,6 +150,22 @@ def membership_get(*, user: AnyUser, project_id: int) -> Membership | None:
     return Membership(user_id=user.pk, project=project, role=project.member_role)
 
 
+PROJECT_CREATORS_CHOICES = ("staff", "everyone")
+
+
+def project_create_allowed(user: AnyUser) -> bool:
+    """Whether ``user`` may create a project (the API, the project-creation page and any later door ask this one
+    function). ``PROJECT_CREATORS`` decides: "staff" (the default) lets staff and users granted the "Can add
+    project" permission (projects.add_project, given in the admin, alone or through a group); "everyone" lets any
+    signed-in account, as before the setting existed."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if settings.PROJECT_CREATORS == "everyone":
+        return True
+    has_perm = getattr(user, "has_perm", None)  # PermissionsMixin's, on every account model Penumbra uses
+    return bool(getattr(user, "is_staff", False) or (has_perm is not None and has_perm("projects.add_project")))
+
+
 def project_get_for_user(*, user: AnyUser, project_id: int, role: str | None = None) -> Project:
     """The project if ``user`` is a member (with ``role`` when given); Http404 otherwise.
 

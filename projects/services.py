@@ -105,14 +105,20 @@ TEXT_SETTINGS = (
 )
 
 
+# The text columns without a length of their own (TextField) still have one: a megabyte of description is a
+# mistake or an attack, and every page that shows it would carry it.
+TEXT_SETTING_LIMITS = {"description": 20_000, "guidelines": 50_000, "llm_instruction_template": 20_000}
+
+
 def _text_problem(raw: Any, field: Any) -> str | None:
     # PostgreSQL refuses NUL characters and over-long values with an exception; say so before writing.
     if not isinstance(raw, str):
         return "Expected a text."
     if "\x00" in raw:
         return "NUL characters (\\u0000) are not allowed in text."
-    if field.max_length is not None and len(raw) > field.max_length:
-        return f"At most {field.max_length} characters (got {len(raw)})."
+    limit = field.max_length if field.max_length is not None else TEXT_SETTING_LIMITS.get(field.name)
+    if limit is not None and len(raw) > limit:
+        return f"At most {limit} characters (got {len(raw)})."
     return None
 
 
@@ -265,16 +271,6 @@ def _check_fixed_once_labelling_started(project: Project, changes: dict[str, Any
             "Verification requests have been answered: whether they showed the model's answer is fixed, or the "
             "answers given before and after would mean different things."
         )
-
-
-def project_create_allowed(user: Any) -> bool:
-    """Who may create a project from the page: staff and holders of projects.add_project, or every signed-in
-    person when settings.PROJECT_CREATE_OPEN is true."""
-    if not getattr(user, "is_authenticated", False):
-        return False
-    if getattr(settings, "PROJECT_CREATE_OPEN", False):
-        return True
-    return bool(user.is_staff or user.has_perm("projects.add_project"))
 
 
 @transaction.atomic

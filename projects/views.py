@@ -4,7 +4,7 @@ from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
 from annotation.page.home import home_rows_for_user
-from projects.services import project_create_allowed
+from projects.selectors import project_create_allowed
 
 
 def _dashboard_url(project_id: int) -> str | None:

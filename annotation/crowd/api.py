@@ -67,21 +67,30 @@ class StudyLinkCreateSerializer(serializers.Serializer):
     """Shapes only; ranges and the gold of attention items are checked by the service."""
 
     name = serializers.CharField(max_length=200, validators=[single_line])
-    completion_code = serializers.CharField(required=False, allow_blank=True, default="", validators=[single_line])
-    screened_out_code = serializers.CharField(required=False, allow_blank=True, default="", validators=[single_line])
+    completion_code = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=64, validators=[single_line]
+    )
+    screened_out_code = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=64, validators=[single_line]
+    )
     max_participants = serializers.IntegerField(required=False, allow_null=True, default=None)
     items_per_participant = serializers.IntegerField(required=False, allow_null=True, default=None)
     attention_item_ids = serializers.ListField(
-        child=serializers.CharField(validators=[single_line]), required=False, default=list
+        child=serializers.CharField(max_length=200, validators=[single_line]),
+        required=False,
+        default=list,
+        max_length=10_000,
     )
     attention_from_metadata = serializers.BooleanField(required=False, default=False)
     attention_every = serializers.IntegerField(required=False, default=5)
     attention_max_failures = serializers.IntegerField(required=False, default=0)
     attention_min_answered = serializers.IntegerField(required=False, default=0)
     skips_count_toward_quota = serializers.BooleanField(required=False, default=False)
-    consent_text = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
-    completion_url = serializers.CharField(required=False, allow_blank=True, default="")
-    return_code = serializers.CharField(required=False, allow_blank=True, default="")
+    consent_text = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=20_000, trim_whitespace=False
+    )
+    completion_url = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
+    return_code = serializers.CharField(required=False, allow_blank=True, default="", max_length=64)
     language = serializers.CharField(required=False, allow_blank=True, default="", max_length=16)
 
 

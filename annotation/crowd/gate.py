@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django_htmx.http import HttpResponseClientRedirect
 from drf_spectacular.authentication import SessionScheme
 from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
@@ -29,9 +31,11 @@ from annotation.crowd.selectors import (
     participant_for_session,
     participant_holds_item,
 )
+from annotation.crowd.services import participant_settle
 from projects.models import Participant
 
 OPEN_ATTRIBUTE = "participant_open"
+AFTER_END_ATTRIBUTE = "participant_after_end"
 View = TypeVar("View", bound=Callable[..., Any])
 
 
@@ -40,6 +44,21 @@ def participant_open(view: View) -> View:
     decorators, so it may stand anywhere in the stack."""
     setattr(view, OPEN_ATTRIBUTE, True)
     return view
+
+
+def participant_after_end(view: View) -> View:
+    """Marks a study page that stays open once the participant's study has ended (the end page itself, and the
+    pages that only send there). Every other open view answers an ended participant with the end page."""
+    setattr(view, AFTER_END_ATTRIBUTE, True)
+    return view
+
+
+def _end_response(request: HttpRequest, participant: Participant) -> HttpResponse:
+    target = reverse("study_end", kwargs={"token": participant.link.token})
+    if request.headers.get("HX-Request") == "true":
+        return HttpResponseClientRedirect(target)
+    # 303: a refused POST is answered by a GET of the end page, never by a replay of the save.
+    return HttpResponseRedirect(target, status=303 if request.method not in ("GET", "HEAD") else 302)
 
 
 def request_participant(request: HttpRequest) -> Participant | None:
@@ -60,10 +79,10 @@ class ParticipantGateMiddleware:
 
     def process_view(
         self, request: HttpRequest, view_func: Callable[..., Any], view_args: Any, view_kwargs: dict[str, Any]
-    ) -> None:
+    ) -> HttpResponse | None:
         participant = request_participant(request)
         if participant is None:
-            return
+            return None
         request.study_participant = participant  # type: ignore[attr-defined]
         if not getattr(view_func, OPEN_ATTRIBUTE, False):
             raise Http404("No such page.")
@@ -74,6 +93,17 @@ class ParticipantGateMiddleware:
         if item_id is not None and not participant_holds_item(participant=participant, item_id=int(item_id)):
             # Only items their queue served: a participant cannot pick the items it labels (and so skip the checks).
             raise Http404("No such item.")
+        if getattr(view_func, AFTER_END_ATTRIBUTE, False):
+            return None
+        if participant.status == Participant.Status.ACTIVE:
+            # Every request is judged against the end the earlier saves already reached, even before the queue
+            # stored it (a parallel request, a POST straight to an item's address, "previous"): once over, nothing
+            # more is shown or taken.
+            participant = participant_settle(participant=participant)
+            request.study_participant = participant  # type: ignore[attr-defined]
+        if participant.status != Participant.Status.ACTIVE:
+            return _end_response(request, participant)
+        return None
 
 
 class MemberTokenAuthentication(TokenAuthentication):

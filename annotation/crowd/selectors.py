@@ -16,8 +16,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
-from annotation.models import Annotation, Assignment
-from annotation.selectors import annotation_payload_preferred
+from annotation.models import Annotation, AnnotationRevision, Assignment
+from projects import preference
 from projects.models import Item, Participant, Project, StudyLink
 from projects.selectors import project_get_for_lead
 
@@ -81,6 +81,9 @@ class ParticipantRecord:
     total_time_ms: int = 0
     median_time_ms: int | None = None  # whole milliseconds, rounded half to even
     attention_skipped: int = 0  # also counted in attention_failed
+    # Finished items at which the study ends screened out (None: not over the limit). Not at the failed check itself,
+    # which would tell the participant which item was the check, but at the end of that check's window.
+    screen_at: int | None = None
 
     @property
     def finished(self) -> int:
@@ -96,12 +99,52 @@ class ParticipantRecord:
         return self.attention_seen - self.attention_skipped
 
 
-def participant_records(*, link: StudyLink, participants: Iterable[Participant]) -> dict[int, ParticipantRecord]:
-    """ParticipantRecord per participant user id, in a few queries plus one per attention-check label.
+def _payload_preferred(*, project: Project, payload: dict[str, Any], weights: dict[str, float]) -> int:
+    """The position a stored revision's payload prefers, by the same rule as a saved judgment
+    (``annotation_payload_preferred``), read from the revision rather than the label as it stands now."""
+    rows = [
+        (int(v["response"]), weights.get(str(v["criterion"]), 0.0), int(v["mu"]), int(v["nu"]))
+        for v in payload.get("values") or []
+    ]
+    return preference.preferred_position(
+        mode=str(payload.get("mode") or project.mode),
+        choice=payload.get("binary_choice"),
+        likert_value=payload.get("likert_value"),
+        likert_points=project.likert_points,
+        values=rows,
+        tie_tolerance=project.tie_tolerance,
+    )
 
-    An attention check counts as failed when its saved label prefers another response than gold (a tie is a
-    preference too), or when it was skipped: a skip would otherwise be a free way past the screen. Time is the
-    annotation's own time on the page (summed over its revisions), per labelled item.
+
+def _first_check_answers(
+    *, project: Project, user_ids: list[int], checks: dict[int, int | None]
+) -> dict[tuple[int, int], bool]:
+    """(annotator, check item) -> whether the first saved answer matched gold. Later revisions never change the
+    verdict: a participant who learns that an answer was wrong cannot go back and fix it."""
+    weights = {name: weight for name, weight in project.criteria.values_list("name", "weight")}
+    firsts = (
+        AnnotationRevision.objects.filter(
+            annotation__project=project, annotation__annotator_id__in=user_ids, annotation__item_id__in=list(checks)
+        )
+        .order_by("annotation_id", "number", "pk")
+        .distinct("annotation_id")
+        .values_list("annotation__annotator_id", "annotation__item_id", "payload")
+    )
+    return {
+        (annotator_id, item_id): _payload_preferred(project=project, payload=payload, weights=weights)
+        == checks[item_id]
+        for annotator_id, item_id, payload in firsts
+    }
+
+
+def participant_records(*, link: StudyLink, participants: Iterable[Participant]) -> dict[int, ParticipantRecord]:
+    """ParticipantRecord per participant user id, in a few queries.
+
+    An attention check is judged once, on its first outcome: failed when the first saved answer prefers another
+    response than gold (a tie is a preference too), or when it was skipped before any answer (a skip would otherwise
+    be a free way past the screen; the skip reason stays on the row after a later label). Time is the annotation's
+    own time on the page (summed over its revisions), per labelled item. ``screen_at`` is the count of finished
+    items at which too many failures end the study: the end of the window of the check that went over the limit.
     """
     user_ids = [p.user_id for p in participants]
     records = {user_id: ParticipantRecord() for user_id in user_ids}
@@ -110,34 +153,36 @@ def participant_records(*, link: StudyLink, participants: Iterable[Participant])
     project = link.project
     checks = dict(attention_items(link=link).values_list("pk", "gold_position"))
     times: dict[int, list[int]] = {user_id: [] for user_id in user_ids}
-    for annotator_id, item_id, status in Assignment.objects.filter(
-        project=project,
-        annotator_id__in=user_ids,
-        status__in=[Assignment.Status.DONE, Assignment.Status.SKIPPED],
-    ).values_list("annotator_id", "item_id", "status"):
-        record = records[annotator_id]
+    served_checks: dict[int, list[tuple[int, bool]]] = {user_id: [] for user_id in user_ids}
+    for annotator_id, item_id, status, skip_reason in (
+        Assignment.objects.filter(project=project, annotator_id__in=user_ids)
+        .order_by("created_at", "pk")
+        .values_list("annotator_id", "item_id", "status", "skip_reason")
+    ):
         if status == Assignment.Status.SKIPPED:
-            record.skipped += 1
-            if item_id in checks:
-                record.attention_failed += 1
-                record.attention_skipped += 1
+            records[annotator_id].skipped += 1
+        if item_id in checks and (status in (Assignment.Status.DONE, Assignment.Status.SKIPPED) or skip_reason):
+            served_checks[annotator_id].append((item_id, bool(skip_reason)))
     for annotator_id, spent in Annotation.objects.filter(project=project, annotator_id__in=user_ids).values_list(
         "annotator_id", "time_spent_ms"
     ):
         records[annotator_id].labelled += 1
         times[annotator_id].append(spent)
-    if checks:
-        criteria = list(project.criteria.all())
-        for annotation in Annotation.objects.filter(
-            project=project, annotator_id__in=user_ids, item_id__in=list(checks)
-        ).prefetch_related("values"):
-            # The one rule for "which response does this judgment prefer", whatever the mode.
-            preferred = annotation_payload_preferred(project=project, annotation=annotation, criteria=criteria)
-            record = records[annotation.annotator_id]
-            if preferred == checks[annotation.item_id]:
+    first_answers = _first_check_answers(project=project, user_ids=user_ids, checks=checks) if checks else {}
+    window = link.attention_every + 1
+    for user_id, served in served_checks.items():
+        record = records[user_id]
+        for number, (item_id, skipped) in enumerate(served, start=1):
+            passed = first_answers.get((user_id, item_id))
+            if skipped or passed is None:
+                record.attention_failed += 1
+                record.attention_skipped += 1
+            elif passed:
                 record.attention_passed += 1
             else:
                 record.attention_failed += 1
+            if record.screen_at is None and record.attention_failed > link.attention_max_failures:
+                record.screen_at = number * window
     for user_id, spent_list in times.items():
         records[user_id].total_time_ms = sum(spent_list)
         records[user_id].median_time_ms = round(statistics.median(spent_list)) if spent_list else None
@@ -170,21 +215,36 @@ def quota_count(*, link: StudyLink, record: ParticipantRecord) -> int:
 def participant_end_state(*, participant: Participant, record: ParticipantRecord) -> str:
     """How the participant's study stands, decided from their stored saves (never from what a client posted).
 
-    Completed needs the quota of counted items and the link's minimum of answered attention checks; without a
-    quota, it needs the queue to have run dry (the stored status, written only by the queue) and the same minimum.
-    More failed checks than allowed screen out; a participant who returned stays returned.
+    An end already stored is final (screened out, completed, returned): nothing a participant saves afterwards
+    moves it. Screened out follows more failed checks than allowed, once the participant finished the window of the
+    check that went over (``screen_at``) or reached the quota. Completed needs the quota of counted items and the
+    link's minimum of answered attention checks; without a quota, it needs the queue to have run dry (the stored
+    status, written only by the queue) and the same minimum.
     """
     link = participant.link
     status = Participant.Status
-    if participant.status == status.RETURNED:
-        return status.RETURNED
-    if record.attention_failed > link.attention_max_failures:
+    if participant.status in (status.RETURNED, status.SCREENED_OUT):
+        return str(participant.status)
+    quota_met = link.items_per_participant is not None and (
+        quota_count(link=link, record=record) >= link.items_per_participant
+    )
+    if record.screen_at is not None and (record.finished >= record.screen_at or quota_met):
         return status.SCREENED_OUT
     checks_met = record.attention_answered >= link.attention_min_answered
     if link.items_per_participant is not None:
-        quota_met = quota_count(link=link, record=record) >= link.items_per_participant
-        return status.COMPLETED if quota_met and checks_met else status.ACTIVE
-    return status.COMPLETED if participant.status == status.COMPLETED and checks_met else status.ACTIVE
+        return status.COMPLETED if quota_met and checks_met and record.screen_at is None else status.ACTIVE
+    ended = participant.status == status.COMPLETED and checks_met and record.screen_at is None
+    return status.COMPLETED if ended else status.ACTIVE
+
+
+def participant_is_over(*, participant: Participant) -> bool:
+    """Whether the participant's study has ended, stored or decided now from their saves (a save just made may have
+    ended it before the queue stored the end)."""
+    if participant.status != Participant.Status.ACTIVE:
+        return True
+    return participant_end_state(participant=participant, record=participant_record(participant=participant)) != (
+        Participant.Status.ACTIVE
+    )
 
 
 @dataclass(frozen=True)
@@ -209,9 +269,12 @@ def participant_progress(*, participant: Participant, project_items: int) -> Stu
     record = participant_record(participant=participant)
     link = participant.link
     total = link.items_per_participant if link.items_per_participant is not None else project_items
-    return StudyProgress(
-        done=record.labelled, skipped=record.skipped, total=total, counted=quota_count(link=link, record=record)
-    )
+    counted = quota_count(link=link, record=record)
+    if participant.status == Participant.Status.ACTIVE:
+        # Served past the quota (a check still due, a link made before its quota had to hold its checks): the count
+        # grows with the items rather than reading "Item 4 of 4" for the fifth.
+        total = max(total, counted + 1)
+    return StudyProgress(done=record.labelled, skipped=record.skipped, total=total, counted=counted)
 
 
 EXPORT_FIELDS = (
@@ -283,3 +346,44 @@ def study_link_counts(*, links: Iterable[StudyLink]) -> dict[int, dict[str, int]
         entry["total"] += row["n"]
         entry[row["status"]] = row["n"]
     return counts
+
+
+def checks_per_participant(*, quota: int, every: int) -> int:
+    """The checks a participant meets within a quota of ``quota`` counted items (one in every ``every`` + 1)."""
+    return quota // (every + 1)
+
+
+def check_pool_needed(*, participants: int, quota: int, every: int, overlap: int) -> int:
+    """How many check items keep a check from standing out: each check then goes to about as many participants as
+    an ordinary item (``overlap``), so no item address recurs across participants more than the others do."""
+    each = max(checks_per_participant(quota=quota, every=every), 1)
+    return -(-participants * each // max(overlap, 1))
+
+
+@dataclass(frozen=True)
+class CheckPool:
+    """A link's attention checks beside how many it needs so that no check stands out across participants."""
+
+    size: int
+    needed: int | None  # None: the link names no participant limit or quota, so nothing can be counted
+
+    @property
+    def short(self) -> bool:
+        return self.needed is not None and self.size < self.needed
+
+
+def study_link_check_pools(*, links: Iterable[StudyLink]) -> dict[int, CheckPool]:
+    """Per link: its check pool and the pool it needs (one count per link; a project has a handful of links)."""
+    pools: dict[int, CheckPool] = {}
+    for link in links:
+        size = attention_items(link=link).count()
+        needed = None
+        if size and link.max_participants and link.items_per_participant:
+            needed = check_pool_needed(
+                participants=link.max_participants,
+                quota=link.items_per_participant,
+                every=link.attention_every,
+                overlap=link.project.overlap,
+            )
+        pools[link.pk] = CheckPool(size=size, needed=needed)
+    return pools

@@ -18,7 +18,7 @@ import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -28,7 +28,13 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotation.claims import assignment_claim_again
-from annotation.crowd.selectors import attention_items, participant_end_state, participant_record
+from annotation.crowd.selectors import (
+    attention_items,
+    checks_per_participant,
+    participant_end_state,
+    participant_record,
+    quota_count,
+)
 from annotation.models import Assignment
 from annotation.queue.services import assignment_claim_next
 from config.input_limits import whole_number
@@ -101,8 +107,86 @@ def study_link_create(
     return_code: str = "",
     language: str = "",
 ) -> StudyLink:
-    """A new active link with an unguessable token; an empty completion code gets a random one."""
+    """A new active link with an unguessable token; an empty completion code gets a random one.
+
+    Validated first, each kind of field by its own step, every refusal named by field; then written."""
     errors: dict[str, str] = {}
+    texts = _link_texts_check(
+        name=name,
+        completion_code=completion_code,
+        screened_out_code=screened_out_code,
+        return_code=return_code,
+        completion_url=completion_url,
+        consent_text=consent_text,
+        language=language,
+        errors=errors,
+    )
+    numbers = _link_numbers_check(
+        max_participants=max_participants,
+        items_per_participant=items_per_participant,
+        attention_every=attention_every,
+        attention_max_failures=attention_max_failures,
+        attention_min_answered=attention_min_answered,
+        errors=errors,
+    )
+    wanted = _attention_items_check(project=project, attention_item_ids=attention_item_ids, errors=errors)
+    if not isinstance(skips_count_toward_quota, bool):
+        errors["skips_count_toward_quota"] = "Expected true or false."
+    if numbers.min_answered and "attention_item_ids" not in errors and not wanted and not attention_from_metadata:
+        errors["attention_min_answered"] = "A minimum of answered checks needs attention checks on the link."
+    if errors:
+        raise ValidationError(errors)
+    return StudyLink.objects.create(
+        project=project,
+        name=texts.name,
+        token=secrets.token_urlsafe(24),
+        completion_code=texts.completion or secrets.token_hex(4).upper(),
+        screened_out_code=texts.screened,
+        max_participants=numbers.limit,
+        items_per_participant=numbers.quota,
+        attention_item_ids=wanted,
+        attention_from_metadata=bool(attention_from_metadata),
+        attention_every=numbers.every or 5,
+        attention_max_failures=numbers.failures or 0,
+        attention_min_answered=numbers.min_answered or 0,
+        skips_count_toward_quota=skips_count_toward_quota,
+        consent_text=texts.consent_text,
+        language=texts.language,
+        completion_url=texts.completion_url,
+        return_code=texts.returned,
+        created_by_id=created_by.pk if created_by is not None and created_by.is_authenticated else None,
+    )
+
+
+class _LinkTexts(NamedTuple):
+    name: str
+    completion: str
+    screened: str
+    returned: str
+    completion_url: str
+    consent_text: str
+    language: str
+
+
+class _LinkNumbers(NamedTuple):
+    limit: int | None
+    quota: int | None
+    every: int | None
+    failures: int | None
+    min_answered: int | None
+
+
+def _link_texts_check(
+    *,
+    name: str,
+    completion_code: str,
+    screened_out_code: str,
+    return_code: str,
+    completion_url: str,
+    consent_text: str,
+    language: str,
+    errors: dict[str, str],
+) -> _LinkTexts:
     name = (name or "").strip()
     if not name:
         errors["name"] = "A study link needs a name."
@@ -112,17 +196,6 @@ def study_link_create(
     screened = _code(screened_out_code, field="screened_out_code", errors=errors)
     if completion and completion == screened:
         errors["screened_out_code"] = "The screened-out code must differ from the completion code."
-    limit = _whole(max_participants, low=1, high=1_000_000, field="max_participants", errors=errors, allow_none=True)
-    quota = _whole(
-        items_per_participant, low=1, high=1_000_000, field="items_per_participant", errors=errors, allow_none=True
-    )
-    every = _whole(attention_every, low=1, high=10_000, field="attention_every", errors=errors, allow_none=False)
-    failures = _whole(
-        attention_max_failures, low=0, high=10_000, field="attention_max_failures", errors=errors, allow_none=False
-    )
-    min_answered = _whole(
-        attention_min_answered, low=0, high=10_000, field="attention_min_answered", errors=errors, allow_none=False
-    )
     returned = _code(return_code, field="return_code", errors=errors)
     if returned and returned in (completion, screened):
         errors["return_code"] = "The return code must differ from the completion and screened-out codes."
@@ -134,54 +207,77 @@ def study_link_create(
     consent_text = (consent_text or "").strip()
     if len(consent_text) > 20_000:
         errors["consent_text"] = "Keep the consent text under 20,000 characters."
-    if not isinstance(skips_count_toward_quota, bool):
-        errors["skips_count_toward_quota"] = "Expected true or false."
-    if min_answered and quota is not None and min_answered > quota:
-        errors["attention_min_answered"] = "The minimum of answered checks cannot exceed the item quota."
-    if isinstance(attention_item_ids, str) or not all(isinstance(i, str) for i in attention_item_ids):
-        errors["attention_item_ids"] = "Expected a list of item external ids."
-        wanted: list[str] = []
-    else:
-        wanted = list(dict.fromkeys(i.strip() for i in attention_item_ids if i.strip()))
-    if wanted and "attention_item_ids" not in errors:
-        found = dict(
-            Item.objects.filter(project=project, external_id__in=wanted).values_list("external_id", "gold_position")
-        )
-        missing = [i for i in wanted if i not in found]
-        no_gold = [i for i in wanted if i in found and found[i] is None]
-        if missing:
-            errors["attention_item_ids"] = f"No item with these ids in the project: {', '.join(missing[:10])}."
-        elif no_gold:
-            errors["attention_item_ids"] = (
-                f"Attention checks need gold; these items have none: {', '.join(no_gold[:10])}."
-            )
     language = (language or "").strip()
     if language and language_supported(language) != language:
         errors["language"] = f"Unknown language {language[:20]!r}: expected one of {', '.join(settings_languages())}."
-    if min_answered and "attention_item_ids" not in errors and not wanted and not attention_from_metadata:
-        errors["attention_min_answered"] = "A minimum of answered checks needs attention checks on the link."
-    if errors:
-        raise ValidationError(errors)
-    return StudyLink.objects.create(
-        project=project,
-        name=name,
-        token=secrets.token_urlsafe(24),
-        completion_code=completion or secrets.token_hex(4).upper(),
-        screened_out_code=screened,
-        max_participants=limit,
-        items_per_participant=quota,
-        attention_item_ids=wanted,
-        attention_from_metadata=bool(attention_from_metadata),
-        attention_every=every or 5,
-        attention_max_failures=failures or 0,
-        attention_min_answered=min_answered or 0,
-        skips_count_toward_quota=skips_count_toward_quota,
-        consent_text=consent_text,
-        language=language,
-        completion_url=completion_url,
-        return_code=returned,
-        created_by_id=created_by.pk if created_by is not None and created_by.is_authenticated else None,
+    return _LinkTexts(name, completion, screened, returned, completion_url, consent_text, language)
+
+
+def _link_numbers_check(
+    *,
+    max_participants: Any,
+    items_per_participant: Any,
+    attention_every: Any,
+    attention_max_failures: Any,
+    attention_min_answered: Any,
+    errors: dict[str, str],
+) -> _LinkNumbers:
+    limit = _whole(max_participants, low=1, high=1_000_000, field="max_participants", errors=errors, allow_none=True)
+    quota = _whole(
+        items_per_participant, low=1, high=1_000_000, field="items_per_participant", errors=errors, allow_none=True
     )
+    every = _whole(attention_every, low=1, high=10_000, field="attention_every", errors=errors, allow_none=False)
+    failures = _whole(
+        attention_max_failures, low=0, high=10_000, field="attention_max_failures", errors=errors, allow_none=False
+    )
+    min_answered = _whole(
+        attention_min_answered, low=0, high=10_000, field="attention_min_answered", errors=errors, allow_none=False
+    )
+    if min_answered and quota is not None and every:
+        problem = _quota_holds_checks_problem(quota=quota, every=every, min_answered=min_answered)
+        if problem:
+            errors["attention_min_answered"] = problem
+    return _LinkNumbers(limit, quota, every, failures, min_answered)
+
+
+def _quota_holds_checks_problem(*, quota: int, every: int, min_answered: int) -> str:
+    """Why a quota cannot hold the checks it must answer (naming the fix), or an empty string."""
+    if min_answered > quota:
+        return "The minimum of answered checks cannot exceed the item quota."
+    held = checks_per_participant(quota=quota, every=every)
+    if min_answered <= held:
+        return ""
+    return (
+        f"A quota of {quota} items with one check in every {every + 1} holds {held} check"
+        f"{'' if held == 1 else 's'}, fewer than the minimum of {min_answered}: raise the quota to at least "
+        f"{min_answered * (every + 1)}"
+        + (
+            f", check more often (one check after every {quota // min_answered - 1} items or fewer)"
+            if quota // min_answered >= 2
+            else ""
+        )
+        + " or lower the minimum."
+    )
+
+
+def _attention_items_check(*, project: Project, attention_item_ids: Sequence[str], errors: dict[str, str]) -> list[str]:
+    """The named attention items without repeats, each an item of the project with gold."""
+    if isinstance(attention_item_ids, str) or not all(isinstance(i, str) for i in attention_item_ids):
+        errors["attention_item_ids"] = "Expected a list of item external ids."
+        return []
+    wanted = list(dict.fromkeys(i.strip() for i in attention_item_ids if i.strip()))
+    if not wanted:
+        return wanted
+    found = dict(
+        Item.objects.filter(project=project, external_id__in=wanted).values_list("external_id", "gold_position")
+    )
+    missing = [i for i in wanted if i not in found]
+    no_gold = [i for i in wanted if i in found and found[i] is None]
+    if missing:
+        errors["attention_item_ids"] = f"No item with these ids in the project: {', '.join(missing[:10])}."
+    elif no_gold:
+        errors["attention_item_ids"] = f"Attention checks need gold; these items have none: {', '.join(no_gold[:10])}."
+    return wanted
 
 
 @transaction.atomic
@@ -291,6 +387,13 @@ def checks_due(*, seed: int, every: int, finished: int) -> int:
     return index + (1 if offset >= check_slot(seed=seed, window=window, index=index) else 0)
 
 
+def check_order(*, seed: int, check_ids: Sequence[int]) -> list[int]:
+    """The participant's own order of the link's checks, drawn from their seed: two participants meet the checks in
+    different orders (and, with a pool larger than the checks each one meets, mostly different checks), so comparing
+    item addresses does not single the checks out. Pure, so a reload gives the same order."""
+    return sorted(check_ids, key=lambda pk: hashlib.sha256(f"{seed}:check:{pk}".encode()).digest())
+
+
 def _unfinished_check(*, user: AbstractBaseUser, check_ids: list[int]) -> int | None:
     finished = set(
         Assignment.objects.filter(
@@ -329,7 +432,19 @@ def participant_claim_next(*, participant: Participant) -> Assignment | None:
     if state != Participant.Status.ACTIVE:
         _finish(participant=participant, status=state)
         return None
-    check_ids = list(attention_items(link=link).order_by("queue_key", "pk").values_list("pk", flat=True))
+    check_ids = check_order(
+        seed=participant.check_seed, check_ids=list(attention_items(link=link).values_list("pk", flat=True))
+    )
+    quota_met = link.items_per_participant is not None and (
+        quota_count(link=link, record=record) >= link.items_per_participant
+    )
+    if check_ids and quota_met:
+        # The quota is met but the minimum of answered checks is not: the checks still due come now, not more items.
+        due = _unfinished_check(user=user, check_ids=check_ids)
+        if due is not None:
+            return _claim_check(project=project, item=Item.objects.get(pk=due), annotator=user)
+        _finish(participant=participant, status=Participant.Status.RETURNED)
+        return None
     if check_ids and record.attention_seen < checks_due(
         seed=participant.check_seed, every=link.attention_every, finished=record.finished
     ):
@@ -344,7 +459,12 @@ def participant_claim_next(*, participant: Participant) -> Assignment | None:
         if due is not None:
             return _claim_check(project=project, item=Item.objects.get(pk=due), annotator=user)
     checks_met = record.attention_answered >= link.attention_min_answered
-    ended = Participant.Status.COMPLETED if link.items_per_participant is None and checks_met else None
+    if record.screen_at is not None:
+        ended: str | None = Participant.Status.SCREENED_OUT
+    elif link.items_per_participant is None and checks_met:
+        ended = Participant.Status.COMPLETED
+    else:
+        ended = None
     _finish(participant=participant, status=ended or Participant.Status.RETURNED)
     return None
 
@@ -363,14 +483,23 @@ def participant_return(*, participant: Participant) -> Participant:
 
 @transaction.atomic
 def participant_settle(*, participant: Participant) -> Participant:
-    """The participant's end state decided again from their stored saves, and stored if it ended the study (the end
-    page calls this on every request, so what it shows never depends on what a client posted)."""
+    """The participant's end state decided from their stored saves and stored if it ended the study (the end page
+    and every participant's save call this, so what they see never depends on what a client posted).
+
+    An end once stored is final: a screened-out or returned participant stays so whatever is saved afterwards, and
+    checks are judged on their first answer, so no later revision can earn a different end. The one exception is a
+    stored completion that the saves do not support and that never showed its code (written outside the queue):
+    the study goes on, so no unearned code is ever shown.
+    """
     participant = Participant.objects.select_for_update().select_related("link__project", "user").get(pk=participant.pk)
     state = participant_end_state(participant=participant, record=participant_record(participant=participant))
     if participant.status == Participant.Status.ACTIVE and state != Participant.Status.ACTIVE:
         _finish(participant=participant, status=state)
-    elif participant.status != state:
-        # A stored end the saves no longer support (a label was removed): the study goes on.
+    elif (
+        participant.status == Participant.Status.COMPLETED
+        and state == Participant.Status.ACTIVE
+        and participant.code_shown_at is None
+    ):
         Participant.objects.filter(pk=participant.pk).update(status=state, finished_at=None)
         participant.status, participant.finished_at = state, None
     return participant

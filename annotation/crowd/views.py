@@ -6,8 +6,6 @@ call so that a participant's "next item" follows their link's quota and attentio
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -16,26 +14,25 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
 
 from annotation.crowd import services as study_services
+from annotation.crowd import steps
 from annotation.crowd.export import CONTENT_TYPES, participant_export_filename, participant_export_lines
-from annotation.crowd.gate import participant_open
+from annotation.crowd.gate import participant_after_end, participant_open
 from annotation.crowd.limits import study_join_check
 from annotation.crowd.selectors import (
     PARTICIPANT_SESSION_KEY,
     attention_items,
+    check_pool_needed,
     participant_exists,
-    participant_for_session,
-    participant_progress,
+    study_link_check_pools,
     study_link_counts,
     study_link_get_by_token,
     study_link_get_for_lead,
     study_link_list_for_lead,
 )
-from annotation.models import Assignment
 from config.client_address import client_address
-from projects.models import Participant, Project
+from projects.models import Participant
 from projects.selectors import gold_items_for_lead
 
 # Prolific replaces these placeholders with each participant's ids.
@@ -52,37 +49,16 @@ def _refuse(request: HttpRequest, *, title: str, messages: list[str], status: in
     return render(request, "study/refused.html", {"title": title, "messages": messages}, status=status)
 
 
-def _session_participant(request: HttpRequest) -> Participant | None:
-    return participant_for_session(
-        session_participant_id=request.session.get(PARTICIPANT_SESSION_KEY), user=request.user
-    )
-
-
-def _annotate_url(participant: Participant) -> str:
-    return reverse("annotate_next", kwargs={"project_id": participant.link.project_id})
-
-
-def _consent_url(participant: Participant) -> str:
-    return reverse("study_consent", kwargs={"token": participant.link.token})
-
-
-def _needs_consent(participant: Participant) -> bool:
-    return bool(participant.link.consent_text) and participant.consented_at is None
-
-
-def _work_url(participant: Participant) -> str:
-    return _consent_url(participant) if _needs_consent(participant) else _annotate_url(participant)
-
-
 def _own_participant(request: HttpRequest, token: str) -> Participant:
     link = study_link_get_by_token(token=token)
-    participant = _session_participant(request)
+    participant = steps.session_participant(request)
     if participant is None or participant.link_id != link.pk:
         raise Http404("No such study.")
     return participant
 
 
 @participant_open
+@participant_after_end
 @require_GET
 def study_enter(request: HttpRequest, token: str) -> HttpResponse:
     """First visit: make the participant and log them in; a revisit with the same id resumes."""
@@ -91,7 +67,7 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
         ids = study_services.check_participant_ids(params=request.GET)
     except ValidationError as error:
         return _refuse(request, title=gettext("This study link is incomplete"), messages=_messages(error), status=400)
-    current = _session_participant(request)
+    current = steps.session_participant(request)
     if current is not None:
         if current.link_id != link.pk or current.external_id != ids.participant:
             return _refuse(
@@ -106,7 +82,7 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
                 ],
                 status=403,
             )
-        return redirect(_work_url(current))
+        return redirect(steps.work_url(current))
     if request.user.is_authenticated:
         return _refuse(
             request,
@@ -134,47 +110,17 @@ def study_enter(request: HttpRequest, token: str) -> HttpResponse:
         return _refuse(request, title=gettext("You cannot join this study"), messages=_messages(error), status=403)
     login(request, participant.user, backend="config.auth.CachedModelBackend")
     request.session[PARTICIPANT_SESSION_KEY] = participant.pk
-    return redirect(_work_url(participant))
-
-
-def participant_step(request: HttpRequest, project: Project) -> Assignment | HttpResponse | None:
-    """For a participant's session: their next assignment, or a response sending them to the consent or end page.
-
-    None for everyone else (no query is made for them), who get the normal queue.
-    """
-    if PARTICIPANT_SESSION_KEY not in request.session:
-        return None
-    participant = _session_participant(request)
-    if participant is None or participant.link.project_id != project.pk:
-        return None
-    assignment = None if _needs_consent(participant) else study_services.participant_claim_next(participant=participant)
-    if assignment is not None:
-        return assignment
-    target = _consent_url(participant) if _needs_consent(participant) else _end_url(participant)
-    if getattr(request, "htmx", False):
-        return HttpResponseClientRedirect(target)
-    return redirect(target)
-
-
-def study_progress(request: HttpRequest, project: Project, progress: Any) -> Any:
-    """The page's "Item 3 of 4": for a participant, counted against their link's quota; else ``progress`` as is."""
-    participant = getattr(request, "study_participant", None)
-    if participant is None or participant.link.project_id != project.pk:
-        return progress
-    return participant_progress(participant=participant, project_items=progress.total)
-
-
-def _end_url(participant: Participant) -> str:
-    return reverse("study_end", kwargs={"token": participant.link.token})
+    return redirect(steps.work_url(participant))
 
 
 @participant_open
+@participant_after_end
 @require_http_methods(["GET", "POST"])
 def study_consent(request: HttpRequest, token: str) -> HttpResponse:
     """The link's instructions and consent, before the first item; agreeing is recorded once."""
     participant = _own_participant(request, token)
     if not participant.link.consent_text:
-        return redirect(_annotate_url(participant))
+        return redirect(steps.annotate_url(participant))
     if request.method == "POST":
         if request.POST.get("agree") != "yes":
             return render(
@@ -188,24 +134,26 @@ def study_consent(request: HttpRequest, token: str) -> HttpResponse:
                 status=422,
             )
         study_services.participant_consent(participant=participant)
-        return redirect(_annotate_url(participant))
+        return redirect(steps.annotate_url(participant))
     return render(request, "study/consent.html", {"participant": participant, "link": participant.link})
 
 
 @participant_open
+@participant_after_end
 @require_http_methods(["GET", "POST"])
 def study_return(request: HttpRequest, token: str) -> HttpResponse:
     """Stopping before the end, as platforms call it "returning": asks first, then records it and shows the end."""
     participant = _own_participant(request, token)
     if request.method == "POST":
         study_services.participant_return(participant=participant)
-        return redirect(_end_url(participant))
+        return redirect(steps.end_url(participant))
     if participant.status != Participant.Status.ACTIVE:
-        return redirect(_end_url(participant))
+        return redirect(steps.end_url(participant))
     return render(request, "study/return.html", {"participant": participant, "link": participant.link})
 
 
 @participant_open
+@participant_after_end
 @require_GET
 def study_end(request: HttpRequest, token: str) -> HttpResponse:
     """The end page: the state is decided again from the stored saves on every request, and only an earned end
@@ -214,7 +162,7 @@ def study_end(request: HttpRequest, token: str) -> HttpResponse:
     link = participant.link
     status = Participant.Status
     if participant.status == status.ACTIVE:
-        return redirect(_work_url(participant))
+        return redirect(steps.work_url(participant))
     code = {
         status.COMPLETED: link.completion_code,
         status.SCREENED_OUT: link.screened_out_code,
@@ -264,6 +212,7 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
             errors, status = _messages(error), 422
     listed = list(links)
     counts = study_link_counts(links=listed)
+    pools = study_link_check_pools(links=listed)
     rows = [
         {
             "link": link,
@@ -271,6 +220,7 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
             + PROLIFIC_QUERY
             + (f"&lang={link.language}" if link.language else ""),
             "counts": counts.get(link.pk, {}),
+            "pool": pools[link.pk],
         }
         for link in listed
     ]
@@ -281,6 +231,8 @@ def study_links(request: HttpRequest, project_id: int) -> HttpResponse:
         "posted": request.POST,
         "gold_items": gold_items_for_lead(project=project),
         "picked": set(request.POST.getlist("attention_item")),
+        "overlap": project.overlap,
+        "example_pool": check_pool_needed(participants=100, quota=4 * 5, every=4, overlap=project.overlap),
     }
     return render(request, "study/links.html", context, status=status)
 

@@ -16,8 +16,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.middleware import HtmxDetails
 
 from annotation import checks, selectors, services
-from annotation.crowd import views as study_views
+from annotation.crowd import steps as study_steps
 from annotation.crowd.gate import participant_open
+from annotation.crowd.selectors import PARTICIPANT_SESSION_KEY
 from annotation.method_study import selectors as crossover_selectors
 from annotation.models import Assignment, SuggestionExposure
 from annotation.page import resolution
@@ -101,7 +102,7 @@ def _render_item(
     study_block = crossover_selectors.block_banner(project=project, item=item, annotator=request.user)
     if study_block is not None:  # "item k of n" counts their share of the study, not the project's items
         progress.total = study_block.planned
-    progress = study_views.study_progress(request, project, progress)  # a participant's: against their quota
+    progress = study_steps.study_progress(request, project, progress)  # a participant's: against their quota
     context.update(
         client_token=uuid.uuid4().hex,
         notice=notice,
@@ -134,7 +135,7 @@ def _render_done(request: AnnotatorRequest, *, project: Project, notice: str = "
 
 def _next(request: AnnotatorRequest, project: Project, notice: str = "") -> HttpResponse:
     # A study participant's queue follows their link (quota, attention checks) and ends on the code page.
-    step = study_views.participant_step(request, project)
+    step = study_steps.participant_step(request, project)
     if isinstance(step, HttpResponse):
         return step
     if step is not None:
@@ -193,7 +194,7 @@ def annotate_item(request: AnnotatorRequest, project_id: int, item_id: int) -> H
     claim_next = (
         bool(request.htmx)
         and not (stage == "label" and project.suggestion_display == Project.SuggestionDisplay.AFTER_LABEL)
-        and study_views.PARTICIPANT_SESSION_KEY not in request.session
+        and PARTICIPANT_SESSION_KEY not in request.session
     )
     try:
         _, claimed = repeat_services.judgment_save_and_claim_next(

@@ -406,6 +406,59 @@
       state.lastVisible = 0;
     }
   });
+  // A save that got no answer it can trust (a 502/503/504 while the database or a proxy is briefly away, or a
+  // connection that dropped) may or may not have been stored: the page sends the same form again, with the same
+  // client token, so the server stores it at most once, and says only that: not confirmed yet, then saved or not.
+  var RETRY_DELAYS_MS = [1000, 2000, 4000, 8000, 15000];
+  var retry = { form: null, attempt: 0, timer: 0 };
+
+  function saveStatus(key, seconds) {
+    var box = document.getElementById("save-status");
+    if (!box) return;
+    var text = box.dataset[key] || "";
+    box.textContent = text.replace("{seconds}", String(seconds || ""));
+    box.hidden = !text;
+  }
+
+  function isSave(elt) {
+    return elt && elt.id === "annotate-form" && elt.querySelector("input[name=client_token]");
+  }
+
+  function retryAfterMs(xhr, attempt) {
+    var header = xhr && xhr.getResponseHeader ? parseInt(xhr.getResponseHeader("Retry-After") || "", 10) : NaN;
+    var planned = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)];
+    return Number.isFinite(header) && header > 0 ? Math.min(header * 1000, 30000) : planned;
+  }
+
+  function unconfirmed(event) {
+    var form = event.detail && event.detail.elt;
+    if (!isSave(form)) return;
+    var xhr = event.detail.xhr;
+    if (event.type === "htmx:responseError" && [502, 503, 504].indexOf(xhr && xhr.status) < 0) return;
+    if (retry.form !== form) retry = { form: form, attempt: 0, timer: 0 };
+    if (retry.attempt >= RETRY_DELAYS_MS.length) {
+      saveStatus("failed");
+      retry.form = null;
+      return;
+    }
+    var wait = retryAfterMs(xhr, retry.attempt);
+    retry.attempt += 1;
+    saveStatus("retrying", Math.round(wait / 1000));
+    window.clearTimeout(retry.timer);
+    retry.timer = window.setTimeout(function () {
+      if (!document.body.contains(form)) return;
+      saveStatus("sending");
+      htmx.trigger(form, "submit");
+    }, wait);
+  }
+
+  document.addEventListener("htmx:responseError", unconfirmed);
+  document.addEventListener("htmx:sendError", unconfirmed);
+  document.addEventListener("htmx:timeout", unconfirmed);
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (isSave(event.detail && event.detail.elt) && event.detail.xhr.status < 400) retry = { form: null, attempt: 0 };
+  });
+
   document.addEventListener("keydown", onKey);
   document.addEventListener("DOMContentLoaded", init);
   document.addEventListener("htmx:afterSettle", init);

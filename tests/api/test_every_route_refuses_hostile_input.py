@@ -18,6 +18,8 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.test import Client, override_settings
@@ -86,6 +88,11 @@ def shared_world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterat
         from projects.models import Item, StudyLink
 
         item = Item.objects.get(pk=built["unlabelled"])
+        # The lead may create projects (projects.selectors.project_create_allowed), so that the create route is
+        # probed past its permission check.
+        lead_user = get_user_model().objects.get(username="lead")
+        may_create = Permission.objects.get(codename="add_project", content_type__app_label="projects")
+        lead_user.user_permissions.add(may_create)
         flag = ItemNote.objects.create(project_id=built["project"], item=item, kind="flag", text="Look at this")
         from aggregation.designs.report import PLOTS
 

@@ -46,7 +46,9 @@ class Endpoint:
 
 ENDPOINTS = [
     Endpoint("project list", "get", "/api/projects/", 200, 200, global_status=200),
-    Endpoint("project create", "post", "/api/projects/", 201, 201, body={"name": "Mine"}, global_status=201),
+    # Creating projects is for staff and accounts granted it (projects.selectors.project_create_allowed); none of the
+    # personas is either (tests/api/test_project_creation_is_a_setting.py grants it).
+    Endpoint("project create", "post", "/api/projects/", 403, 403, body={"name": "Mine"}, global_status=403),
     Endpoint("project detail", "get", "/api/projects/{project}/", 200, 200),
     Endpoint("project settings", "patch", "/api/projects/{project}/", 200, 404, body={"overlap": 4}),
     Endpoint("criteria read", "get", "/api/projects/{project}/criteria/", 200, 200),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from io import StringIO
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
@@ -13,7 +14,12 @@ from projects.models import Membership, Project
 JSON = {"content_type": "application/json"}
 
 
+def _may_create(user) -> None:
+    user.user_permissions.add(Permission.objects.get(codename="add_project", content_type__app_label="projects"))
+
+
 def test_creator_becomes_lead_and_sees_the_project(outsider_client, outsider):
+    _may_create(outsider)
     response = outsider_client.post(
         "/api/projects/",
         {
@@ -33,7 +39,8 @@ def test_creator_becomes_lead_and_sees_the_project(outsider_client, outsider):
     assert [p["id"] for p in outsider_client.get("/api/projects/").json()] == [body["id"]]
 
 
-def test_unknown_settings_on_create_are_named(outsider_client):
+def test_unknown_settings_on_create_are_named(outsider_client, outsider):
+    _may_create(outsider)
     response = outsider_client.post(
         "/api/projects/", {"name": "x", "settings": {"seed": 3, "lead": 1, "overlap": 2}}, **JSON
     )

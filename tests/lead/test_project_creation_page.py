@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import Permission
 
 from projects.models import Criterion, Membership, Project
-from projects.services import project_create_allowed
+from projects.selectors import project_create_allowed
 from tests.factories import MembershipFactory, ProjectFactory
 
 URL = "/projects/new/"
@@ -54,18 +54,18 @@ def creator(lead):
 
 
 def test_who_may_create(lead, annotator, settings):
-    settings.PROJECT_CREATE_OPEN = False
+    settings.PROJECT_CREATORS = "staff"
     assert not project_create_allowed(annotator)
     annotator.user_permissions.add(Permission.objects.get(codename="add_project"))
     annotator = type(annotator).objects.get(pk=annotator.pk)  # permissions are cached on the object
     assert project_create_allowed(annotator)
     assert not project_create_allowed(lead)
-    settings.PROJECT_CREATE_OPEN = True
+    settings.PROJECT_CREATORS = "everyone"
     assert project_create_allowed(lead)
 
 
 def test_the_page_is_404_for_those_who_may_not_create(lead_client, settings):
-    settings.PROJECT_CREATE_OPEN = False
+    settings.PROJECT_CREATORS = "staff"
     assert lead_client.get(URL).status_code == 404
     assert lead_client.post(URL, _post()).status_code == 404
     assert not Project.objects.exists()
