@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from annotation.crowd.models import Participant, StudyLink
 from annotation.models import Annotation, AnnotationRevision, Assignment, JudgmentValue, SuggestionExposure
 
 
@@ -36,3 +37,18 @@ class SuggestionExposureAdmin(admin.ModelAdmin):
     list_display = ["item", "annotator", "kind", "created_at"]
     list_filter = ["kind"]
     raw_id_fields = ["item", "annotator"]
+
+
+@admin.register(StudyLink)
+class StudyLinkAdmin(admin.ModelAdmin):
+    list_display = ["name", "project", "active", "max_participants", "items_per_participant", "created_at"]
+    list_filter = ["active"]
+    raw_id_fields = ["project", "created_by"]
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "link", "status", "started_at", "finished_at", "code_shown_at"]
+    list_filter = ["status"]
+    search_fields = ["external_id", "study_id", "session_id"]
+    raw_id_fields = ["link", "user"]

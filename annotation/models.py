@@ -5,6 +5,8 @@ Values are integer per-mille and responses are named by stored position (see pro
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Func, IntegerField, Q
@@ -46,10 +48,14 @@ class Assignment(models.Model):
 
 
 class RankingLength(Func):
-    """PostgreSQL's jsonb_array_length, for the ranking's constraint."""
+    """The length of a JSON array, for the ranking's constraint: PostgreSQL's jsonb_array_length, and SQLite's
+    json_array_length (the embedded default)."""
 
     function = "jsonb_array_length"
     output_field = IntegerField()
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra_context: Any) -> Any:
+        return self.as_sql(compiler, connection, function="json_array_length", **extra_context)
 
 
 class Annotation(models.Model):
@@ -378,4 +384,5 @@ class ItemEscalation(models.Model):
 
 
 # The method study lives in a module of its own; imported here so Django registers its models.
+from annotation.crowd.models import Participant, StudyLink  # noqa: E402, F401
 from annotation.method_study.models import MethodStudy, StudyCell  # noqa: E402, F401

@@ -5,10 +5,8 @@ from projects.models import (
     Item,
     Job,
     Membership,
-    Participant,
     Project,
     Response,
-    StudyLink,
     Suggestion,
     SuggestionValue,
 )
@@ -65,18 +63,3 @@ class SuggestionAdmin(admin.ModelAdmin):
 class JobAdmin(admin.ModelAdmin):
     list_display = ["id", "project", "kind", "status", "progress_done", "progress_total", "created_at"]
     list_filter = ["kind", "status"]
-
-
-@admin.register(StudyLink)
-class StudyLinkAdmin(admin.ModelAdmin):
-    list_display = ["name", "project", "active", "max_participants", "items_per_participant", "created_at"]
-    list_filter = ["active"]
-    raw_id_fields = ["project", "created_by"]
-
-
-@admin.register(Participant)
-class ParticipantAdmin(admin.ModelAdmin):
-    list_display = ["external_id", "link", "status", "started_at", "finished_at", "code_shown_at"]
-    list_filter = ["status"]
-    search_fields = ["external_id", "study_id", "session_id"]
-    raw_id_fields = ["link", "user"]

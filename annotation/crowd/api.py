@@ -18,9 +18,9 @@ from rest_framework.views import APIView
 
 from annotation.crowd import services as study_services
 from annotation.crowd.export import CONTENT_TYPES, FORMATS, participant_export_filename, participant_export_lines
+from annotation.crowd.models import StudyLink
 from annotation.crowd.selectors import study_link_counts, study_link_get_for_lead, study_link_list_for_lead
 from config.input_limits import single_line
-from projects.models import StudyLink
 
 
 class StudyLinkSerializer(serializers.ModelSerializer):

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from annotation.crowd.models import StudyLink
 from annotation.crowd.selectors import EXPORT_FIELDS, participant_export_rows
 from config.csv_safe import csv_lines
-from projects.models import StudyLink
 
 FORMATS = ("csv", "jsonl")
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/jsonl; charset=utf-8"}

@@ -25,6 +25,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.request import Request
 
+from annotation.crowd.models import Participant
 from annotation.crowd.selectors import (
     PARTICIPANT_SESSION_KEY,
     api_token_with_user,
@@ -32,7 +33,6 @@ from annotation.crowd.selectors import (
     participant_holds_item,
 )
 from annotation.crowd.services import participant_settle
-from projects.models import Participant
 
 OPEN_ATTRIBUTE = "participant_open"
 AFTER_END_ATTRIBUTE = "participant_after_end"

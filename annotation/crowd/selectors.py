@@ -16,9 +16,10 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
+from annotation.crowd.models import Participant, StudyLink
 from annotation.models import Annotation, AnnotationRevision, Assignment
 from projects import preference
-from projects.models import Item, Participant, Project, StudyLink
+from projects.models import Item, Project
 from projects.selectors import project_get_for_lead
 
 AnyUser = AbstractBaseUser | AnonymousUser

@@ -28,6 +28,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotation.claims import assignment_claim_again
+from annotation.crowd.models import Participant, StudyLink
 from annotation.crowd.selectors import (
     attention_items,
     checks_per_participant,
@@ -39,7 +40,7 @@ from annotation.models import Assignment
 from annotation.queue.services import assignment_claim_next
 from config.input_limits import whole_number
 from config.language import language_supported, settings_languages
-from projects.models import Item, Membership, Participant, Project, StudyLink
+from projects.models import Item, Membership, Project
 
 ID_MAX_LENGTH = 64
 CODE_MAX_LENGTH = 64

@@ -16,9 +16,10 @@ from django.urls import reverse
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotation.crowd import services as study_services
+from annotation.crowd.models import Participant
 from annotation.crowd.selectors import PARTICIPANT_SESSION_KEY, participant_for_session, participant_progress
 from annotation.models import Assignment
-from projects.models import Participant, Project
+from projects.models import Project
 
 
 def session_participant(request: HttpRequest) -> Participant | None:

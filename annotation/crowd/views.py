@@ -20,6 +20,7 @@ from annotation.crowd import steps
 from annotation.crowd.export import CONTENT_TYPES, participant_export_filename, participant_export_lines
 from annotation.crowd.gate import participant_after_end, participant_open
 from annotation.crowd.limits import study_join_check
+from annotation.crowd.models import Participant
 from annotation.crowd.selectors import (
     PARTICIPANT_SESSION_KEY,
     attention_items,
@@ -32,7 +33,6 @@ from annotation.crowd.selectors import (
     study_link_list_for_lead,
 )
 from config.client_address import client_address
-from projects.models import Participant
 from projects.selectors import gold_items_for_lead
 
 # Prolific replaces these placeholders with each participant's ids.

@@ -7,8 +7,9 @@ import re
 from django.test import Client
 from django.urls import reverse
 
+from annotation.crowd.models import Participant, StudyLink
 from annotation.crowd.services import check_slot
-from projects.models import Item, Participant, Project, StudyLink
+from projects.models import Item, Project
 from tests.annotation.conftest import ifs_form, item_url, next_url
 
 _DATA_ITEM = re.compile(r'data-item="(\d+)"')

@@ -10,8 +10,9 @@ from collections import Counter
 import pytest
 from django.test import Client
 
+from annotation.crowd.models import Participant
 from annotation.crowd.services import check_slot, checks_due, study_link_create
-from projects.models import Item, Participant
+from projects.models import Item
 from tests.annotation.conftest import ifs_form, item_url, next_url
 from tests.annotation.study_helpers import enter, prefer
 

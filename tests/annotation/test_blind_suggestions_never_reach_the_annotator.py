@@ -12,10 +12,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotation.crowd.models import Participant
 from annotation.crowd.services import study_link_create
 from annotation.models import Annotation, SuggestionExposure
 from annotation.queue.services import assignment_claim_item
-from projects.models import Item, Participant, Project
+from projects.models import Item, Project
 from tests.annotation.conftest import ifs_form, item_url, next_url
 from tests.annotation.study_helpers import enter_url
 from tests.factories import SuggestionFactory

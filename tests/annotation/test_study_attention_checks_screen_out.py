@@ -10,11 +10,12 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 
+from annotation.crowd.models import Participant
 from annotation.crowd.selectors import participant_record
 from annotation.crowd.services import study_link_create
 from annotation.saving import SaveRequest
 from annotation.services import annotation_save
-from projects.models import Item, Participant
+from projects.models import Item
 from tests.annotation.study_helpers import current_item, end_page, enter_with_checks_last, label, prefer
 
 

@@ -10,9 +10,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotation.crowd.models import Participant
 from annotation.crowd.services import study_link_create
 from annotation.models import Annotation
-from projects.models import Item, Participant
+from projects.models import Item
 from tests.annotation.conftest import ifs_form, item_url, next_url
 from tests.annotation.study_helpers import current_item, enter, prefer
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from django.test import Client
 
+from annotation.crowd.models import Participant
 from annotation.crowd.services import check_order, study_link_create
-from projects.models import Item, Participant
+from projects.models import Item
 from tests.annotation.study_helpers import current_item, enter, label
 
 SEEDS = [11, 22, 33, 44, 55, 66]

@@ -7,9 +7,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotation.crowd.models import Participant
 from annotation.crowd.selectors import ParticipantRecord, participant_end_state
 from annotation.crowd.services import study_link_create
-from projects.models import Item, Participant
+from projects.models import Item
 from tests.annotation.study_helpers import current_item, enter_with_checks_last, label
 
 

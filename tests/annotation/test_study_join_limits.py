@@ -8,8 +8,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.crowd.limits import study_join_check
+from annotation.crowd.models import Participant
 from annotation.crowd.services import study_link_create
-from projects.models import Participant
 from tests.annotation.study_helpers import enter, enter_url
 
 

@@ -8,8 +8,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from annotation.crowd.models import Participant
 from annotation.crowd.services import study_link_create
-from projects.models import Membership, Participant
+from projects.models import Membership
 from tests.annotation.study_helpers import current_item, enter, enter_url, label
 from tests.factories import ProjectFactory
 

@@ -7,9 +7,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotation.crowd.models import Participant
 from annotation.crowd.services import study_link_create
 from annotation.models import Annotation
-from projects.models import Participant
 from tests.annotation.conftest import ifs_form, item_url, next_url
 from tests.annotation.study_helpers import current_item, end_page, enter, enter_url, label
 

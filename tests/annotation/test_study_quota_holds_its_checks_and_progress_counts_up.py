@@ -10,8 +10,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 
+from annotation.crowd.models import StudyLink
 from annotation.crowd.services import study_link_create
-from projects.models import Item, StudyLink
+from projects.models import Item
 from tests.annotation.conftest import next_url
 from tests.annotation.study_helpers import current_item, enter_with_checks_last, label
 

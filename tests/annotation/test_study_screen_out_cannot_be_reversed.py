@@ -14,12 +14,13 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
+from annotation.crowd.models import Participant
 from annotation.crowd.selectors import participant_record
 from annotation.crowd.services import check_slot, participant_settle, study_link_create
 from annotation.models import Annotation, AnnotationRevision
 from annotation.saving import SaveRequest
 from annotation.services import annotation_save
-from projects.models import Item, Participant
+from projects.models import Item
 from tests.annotation.conftest import ifs_form, item_url
 from tests.annotation.study_helpers import current_item, enter_with_checks_last, label, prefer
 

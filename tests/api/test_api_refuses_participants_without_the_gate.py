@@ -10,8 +10,8 @@ from django.conf import settings
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
+from annotation.crowd.models import Participant
 from annotation.crowd.services import study_link_create
-from projects.models import Participant
 from tests.annotation.study_helpers import enter_url
 
 GATE = "annotation.crowd.gate.ParticipantGateMiddleware"

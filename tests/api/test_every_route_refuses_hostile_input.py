@@ -85,7 +85,8 @@ def shared_world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterat
     media = override_settings(MEDIA_ROOT=tmp_path_factory.mktemp("hostile-media"))
     with django_db_blocker.unblock(), media, transaction.atomic():
         built = _build_world()
-        from projects.models import Item, StudyLink
+        from annotation.crowd.models import StudyLink
+        from projects.models import Item
 
         item = Item.objects.get(pk=built["unlabelled"])
         # The lead may create projects (projects.selectors.project_create_allowed), so that the create route is

@@ -14,8 +14,9 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
+from annotation.crowd.models import Participant, StudyLink
 from annotation.crowd.services import study_link_create
-from projects.models import Item, Participant, StudyLink
+from projects.models import Item
 from tests.annotation.conftest import ifs_form, item_url
 from tests.annotation.study_helpers import current_item, end_page, enter, enter_with_checks_last, prefer
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from annotation.crowd.models import Participant
 from annotation.crowd.services import study_link_create
 from annotation.models import Annotation
-from projects.models import Membership, Participant, Project
+from projects.models import Membership, Project
 from tests.annotation.study_helpers import enter_url
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
 

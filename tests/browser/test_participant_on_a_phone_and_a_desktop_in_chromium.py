@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from annotation.crowd.models import Participant, StudyLink
 from annotation.crowd.services import study_link_create
-from projects.models import Membership, Participant, StudyLink
+from projects.models import Membership
 from tests.annotation.study_helpers import enter_url
 from tests.browser.test_pages_pass_axe_in_chromium import _axe
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory

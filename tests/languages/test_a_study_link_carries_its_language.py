@@ -8,7 +8,7 @@ import pytest
 from django.db import IntegrityError
 from django.urls import reverse
 
-from projects.models import StudyLink
+from annotation.crowd.models import StudyLink
 
 
 def _create(lead_client, project, **fields):

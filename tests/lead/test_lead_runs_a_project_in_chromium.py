@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from aggregation.exports.tasks import export_job_run
+from annotation.crowd.models import StudyLink
 from annotation.models import Annotation, LabelRequest
 from projects.imports.tasks import import_items_job_run
-from projects.models import Item, Job, Project, StudyLink
+from projects.models import Item, Job, Project
 from tests.factories import PASSWORD, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

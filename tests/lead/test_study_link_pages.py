@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from annotation.crowd.models import StudyLink
 from annotation.crowd.services import ParticipantIds, participant_enter, study_link_create
-from projects.models import StudyLink
 
 
 def _gold(project, *external_ids: str) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.crowd.export import FORMATS, participant_export_lines
-from projects.models import StudyLink
+from annotation.crowd.models import StudyLink
 
 
 class Command(BaseCommand):
