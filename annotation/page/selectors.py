@@ -31,7 +31,7 @@ from annotation.selectors import (
     suggestion_prefilled_values,
     suggestion_visible_for,
 )
-from projects.models import TIE, Criterion, Item, Project
+from projects.models import TIE, Criterion, Item, Project, Response
 from projects.selectors import item_responses, project_criteria
 
 
@@ -75,7 +75,75 @@ def _values_from_annotation(annotation: Annotation | None) -> dict[tuple[int, in
     return {(v.response_id, v.criterion_id): (v.mu, v.nu) for v in annotation.values.all()}
 
 
-def annotation_page_context(  # noqa: C901
+@dataclass(frozen=True)
+class PageFrame:
+    """What the annotation page's frame shows, read in a constant number of queries (``annotation_page_context``).
+
+    ``suggestion_object`` is the model object the view records the exposure of; only ``suggestion`` (the shown
+    fields) reaches the page. ``context()`` gives the template its variables."""
+
+    project: Project
+    item: Item
+    annotation: Annotation | None
+    assignment: Assignment
+    criteria: list[Criterion]
+    responses: list[DisplayedResponse]
+    choices: PageChoices
+    likert_scale: list[dict[str, Any]]
+    ranking_rows: list[dict[str, Any]]
+    ranking_value: str
+    suggestion_object: Any
+    suggestion: ShownSuggestion | None
+    stage: str
+    verifying: bool
+    own_label: str
+    errors: dict[str, list[str]]
+
+    def context(self) -> dict[str, Any]:
+        """The template's variables (without ``suggestion_object``, which stays in the view)."""
+        item, project, choices = self.item, self.project, self.choices
+        return {
+            "project": project,
+            "item": item,
+            "ifs_presets": IFS_PRESETS,
+            "skip_reasons": SKIP_REASONS,
+            "ifs_presets_attribute": presets_attribute(),
+            "prompt_html": prompt_render(prompt=item.prompt, messages=item.prompt_messages),
+            "guidelines_html": markdown_render(project.guidelines) if project.guidelines else "",
+            "responses": self.responses,
+            "criteria": self.criteria,
+            "annotation": self.annotation,
+            "assignment": self.assignment,
+            "binary_choice": choices.binary_choice,
+            "binary_options": choices.binary_options,
+            "likert_value": choices.likert_value,
+            "likert_scale": self.likert_scale,
+            "both_bad": choices.both_bad,
+            "ranking_rows": self.ranking_rows,
+            "ranking_value": self.ranking_value,
+            "suggestion": self.suggestion,
+            "stage": self.stage,
+            "verifying": self.verifying,
+            "own_label": self.own_label,
+            "accepted": choices.accepted,
+            "errors": self.errors,
+            "form_errors": self.errors.get("__all__", []),
+            "time_spent_ms": self.annotation.time_spent_ms if self.annotation else 0,
+        }
+
+
+@dataclass(frozen=True)
+class PageChoices:
+    """The non-slider inputs as the page shows them: stored, re-shown after a refused save, or filled by Accept."""
+
+    binary_choice: int | None
+    binary_options: list[tuple[str, int]]
+    likert_value: int | None
+    both_bad: bool
+    accepted: bool
+
+
+def annotation_page_context(
     *,
     project: Project,
     item: Item,
@@ -86,7 +154,7 @@ def annotation_page_context(  # noqa: C901
     errors: dict[str, list[str]] | None = None,
     accept_values: bool = False,
     unlabelled: bool = False,
-) -> dict[str, Any]:
+) -> PageFrame:
     """Everything the annotation page frame needs, in a constant number of queries.
 
     ``posted`` re-shows what the annotator sent after a refused save (their values, not the stored ones).
@@ -102,25 +170,73 @@ def annotation_page_context(  # noqa: C901
     if annotation is not None and repeat_open_for(project=project, item=item, annotator=annotator) is not None:
         # An unannounced repeat: the page is the item as first shown, without the earlier judgment.
         annotation = None
-
-    purpose = PURPOSE_RESOLUTION if stage == "resolution" else PURPOSE_PAGE
     suggestion = suggestion_visible_for(
         project=project,
         item=item,
         annotator=annotator,
-        purpose=purpose,
+        purpose=PURPOSE_RESOLUTION if stage == "resolution" else PURPOSE_PAGE,
         has_saved=annotation is not None,
         with_values=accept_values,  # only Accept fills the sliders from the suggestion's own values
     )
     labels = {position: judgment.display_label(index) for index, position in enumerate(order)}
-
-    stored = _values_from_annotation(annotation)
-    prefilled: dict[tuple[int, int], tuple[int, int]] = {}
     # A verification request shows the model's answer filled in, to keep (save as is) or change.
     verifying = bool(getattr(suggestion, "verifying", False)) and annotation is None and stage == "label"
-    if (accept_values or verifying) and suggestion is not None:
+    prefilled: dict[tuple[int, int], tuple[int, int]] = {}
+    if suggestion is not None and (accept_values or verifying):
         prefilled = suggestion_prefilled_values(suggestion=suggestion, responses=responses, criteria=criteria)
+    ranking_rows, ranking_value = _ranking_rows(
+        project=project, order=order, labels=labels, stored=annotation.ranking if annotation else None, posted=posted
+    )
+    return PageFrame(
+        project=project,
+        item=item,
+        annotation=annotation,
+        assignment=assignment,
+        criteria=criteria,
+        responses=_displayed_responses(
+            order=order,
+            by_position=by_position,
+            labels=labels,
+            criteria=criteria,
+            stored=_values_from_annotation(annotation),
+            prefilled=prefilled,
+            posted=posted,
+            errors=errors,
+        ),
+        choices=_page_choices(
+            project=project,
+            annotation=annotation,
+            suggestion=suggestion if (accept_values or (verifying and posted is None)) else None,
+            order=order,
+            labels=labels,
+            posted=posted,
+            accept_values=accept_values,
+        ),
+        likert_scale=_likert_scale(project=project, order=order, labels=labels),
+        ranking_rows=ranking_rows,
+        ranking_value=ranking_value,
+        suggestion_object=suggestion,
+        suggestion=_shown_suggestion(suggestion, labels),
+        stage=stage,
+        verifying=verifying,
+        own_label=_own_label(project=project, annotation=annotation, criteria=criteria, labels=labels, stage=stage),
+        errors=errors,
+    )
 
+
+def _displayed_responses(
+    *,
+    order: list[int],
+    by_position: dict[int, Response],
+    labels: dict[int, str],
+    criteria: list[Criterion],
+    stored: dict[tuple[int, int], tuple[int, int]],
+    prefilled: dict[tuple[int, int], tuple[int, int]],
+    posted: dict[str, Any] | None,
+    errors: dict[str, list[str]],
+) -> list[DisplayedResponse]:
+    """The responses in the annotator's order, each with its slider values: posted after a refused save, else filled
+    from the suggestion, else stored, else empty."""
     displayed: list[DisplayedResponse] = []
     for position in order:
         response = by_position[position]
@@ -136,97 +252,97 @@ def annotation_page_context(  # noqa: C901
                 mu, nu = posted["values"][key]
             elif prefilled:
                 mu, nu = prefilled[(position, criterion.pk)]
-            elif (response.pk, criterion.pk) in stored:
-                mu, nu = stored[(response.pk, criterion.pk)]
             else:
-                mu, nu = 0, 0
+                mu, nu = stored.get((response.pk, criterion.pk), (0, 0))
             error = " ".join(errors.get(f"values[{position}][{criterion.name}]", []))
             entry.cells.append(SliderCell(criterion=criterion, mu=mu, nu=nu, error=error))
         displayed.append(entry)
+    return displayed
 
+
+def _page_choices(
+    *,
+    project: Project,
+    annotation: Annotation | None,
+    suggestion: Any,
+    order: list[int],
+    labels: dict[int, str],
+    posted: dict[str, Any] | None,
+    accept_values: bool,
+) -> PageChoices:
+    """The binary, Likert and both-bad inputs; ``suggestion`` (when it fills the form) wins over what is stored."""
     both_bad = bool(annotation and annotation.both_bad)
     binary_choice = annotation.binary_choice if annotation and not both_bad else None
     likert_value = annotation.likert_value if annotation else None
+    accepted = accept_values or bool(annotation and annotation.accepted_suggestion)
     if posted is not None:
         both_bad = bool(posted.get("both_bad"))
         binary_choice = posted.get("binary_choice", None if both_bad else binary_choice)
         likert_value = posted.get("likert_value", likert_value)
-    if suggestion is not None and (accept_values or (verifying and posted is None)):
+        accepted = bool(posted.get("accepted", accepted))
+    if suggestion is not None:
         binary_choice = suggestion.preferred_position
         likert_value = judgment.likert_for_preferred(
             TIE if suggestion.preferred_position is None else suggestion.preferred_position, project.likert_points
         )
-
-    ranking_rows, ranking_value = _ranking_rows(
-        project=project, order=order, labels=labels, stored=annotation.ranking if annotation else None, posted=posted
+    return PageChoices(
+        binary_choice=binary_choice,
+        binary_options=[(labels[p], p) for p in order] + [("Tie", TIE)],
+        likert_value=likert_value,
+        both_bad=both_bad,
+        accepted=accepted,
     )
 
-    likert_scale = []
-    if project.mode == Project.Mode.LIKERT and len(order) == 2:
-        points = project.likert_points
-        centre = judgment.likert_centre(points)
-        for display_point in range(1, points + 1):
-            stored_value = judgment.likert_display_to_stored(display_point, points, order)
-            distance = abs(display_point - centre)
-            if display_point == centre:
-                caption = gettext("Equal")
+
+def _likert_scale(*, project: Project, order: list[int], labels: dict[int, str]) -> list[dict[str, Any]]:
+    """The side-by-side scale's points with their captions, in the annotator's order (Likert, two responses)."""
+    if project.mode != Project.Mode.LIKERT or len(order) != 2:
+        return []
+    points = project.likert_points
+    centre = judgment.likert_centre(points)
+    scale = []
+    for display_point in range(1, points + 1):
+        stored_value = judgment.likert_display_to_stored(display_point, points, order)
+        distance = abs(display_point - centre)
+        if display_point == centre:
+            caption = gettext("Equal")
+        else:
+            label = labels[order[0] if display_point < centre else order[1]]
+            # Whole phrases, not a word inserted into one: the word order differs between languages.
+            if distance == centre - 1:
+                caption = gettext("%(label)s much better") % {"label": label}
+            elif distance == 1 and centre >= 4:
+                caption = gettext("%(label)s slightly better") % {"label": label}
             else:
-                label = labels[order[0] if display_point < centre else order[1]]
-                # Whole phrases, not a word inserted into one: the word order differs between languages.
-                if distance == centre - 1:
-                    caption = gettext("%(label)s much better") % {"label": label}
-                elif distance == 1 and centre >= 4:
-                    caption = gettext("%(label)s slightly better") % {"label": label}
-                else:
-                    caption = gettext("%(label)s better") % {"label": label}
-            likert_scale.append({"display": display_point, "stored": stored_value, "caption": caption})
+                caption = gettext("%(label)s better") % {"label": label}
+        scale.append({"display": display_point, "stored": stored_value, "caption": caption})
+    return scale
 
-    shown = None
-    if suggestion is not None:
-        preferred = suggestion.preferred_position
-        shown = ShownSuggestion(
-            preferred_label=_preferred_label(preferred, labels),
-            rationale=judgment.rationale_for_viewer(suggestion.rationale, labels),
-            is_tie=preferred == TIE,
-        )
 
-    own_label = ""
-    if annotation is not None and stage == "resolution":
-        preferred_own = annotation_payload_preferred(project=project, annotation=annotation, criteria=criteria)
-        own_label = _preferred_label(preferred_own, labels)
+def _shown_suggestion(suggestion: Any, labels: dict[int, str]) -> ShownSuggestion | None:
+    if suggestion is None:
+        return None
+    preferred = suggestion.preferred_position
+    return ShownSuggestion(
+        preferred_label=_preferred_label(preferred, labels),
+        rationale=judgment.rationale_for_viewer(suggestion.rationale, labels),
+        is_tie=preferred == TIE,
+    )
 
-    accepted = accept_values or bool(annotation and annotation.accepted_suggestion)
-    if posted is not None:
-        accepted = bool(posted.get("accepted", accepted))
-    return {
-        "project": project,
-        "item": item,
-        "ifs_presets": IFS_PRESETS,
-        "skip_reasons": SKIP_REASONS,
-        "ifs_presets_attribute": presets_attribute(),
-        "suggestion_object": suggestion,
-        "prompt_html": prompt_render(prompt=item.prompt, messages=item.prompt_messages),
-        "guidelines_html": markdown_render(project.guidelines) if project.guidelines else "",
-        "responses": displayed,
-        "criteria": criteria,
-        "annotation": annotation,
-        "assignment": assignment,
-        "binary_choice": binary_choice,
-        "binary_options": [(labels[p], p) for p in order] + [("Tie", TIE)],
-        "likert_value": likert_value,
-        "likert_scale": likert_scale,
-        "both_bad": both_bad,
-        "ranking_rows": ranking_rows,
-        "ranking_value": ranking_value,
-        "suggestion": shown,
-        "stage": stage,
-        "verifying": verifying,
-        "own_label": own_label,
-        "accepted": accepted,
-        "errors": errors,
-        "form_errors": errors.get("__all__", []),
-        "time_spent_ms": annotation.time_spent_ms if annotation else 0,
-    }
+
+def _own_label(
+    *,
+    project: Project,
+    annotation: Annotation | None,
+    criteria: list[Criterion],
+    labels: dict[int, str],
+    stage: str,
+) -> str:
+    """At the resolution step, the annotator's own preference in their letters."""
+    if annotation is None or stage != "resolution":
+        return ""
+    preferred_own = annotation_payload_preferred(project=project, annotation=annotation, criteria=criteria)
+    return _preferred_label(preferred_own, labels)
 
 
 def assignment_for_page(*, project: Project, item: Item, annotator: AbstractBaseUser) -> Assignment | None:

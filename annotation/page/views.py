@@ -81,7 +81,7 @@ def _render_item(
         assigned = crossover_selectors.project_as_assigned(project=project, item=item, annotator=request.user)
     except ValidationError as error:  # not theirs to label; not _next, which could hand back the same item
         return _render_done(request, project=project, notice=" ".join(_errors(error).get("__all__", [])))
-    context = page_selectors.annotation_page_context(
+    frame = page_selectors.annotation_page_context(
         unlabelled=claim_services.known_unlabelled(assignment),
         project=assigned,
         item=item,
@@ -94,8 +94,8 @@ def _render_item(
     )
     # Every showing is recorded (Accept records its own, as kind "accept").
     # The model object stays out of the template: only the shown fields (context["suggestion"]) reach the page.
-    visible = context.pop("suggestion_object")
-    if context["suggestion"] is not None and not accept_values:
+    visible, context = frame.suggestion_object, frame.context()
+    if frame.suggestion is not None and not accept_values:
         kind = SuggestionExposure.Kind.RESOLUTION if stage == "resolution" else SuggestionExposure.Kind.BEFORE_LABEL
         services.exposure_record(project=project, item=item, annotator=request.user, kind=kind, visible=visible)
     progress = home_progress_for(project=project, annotator=request.user)

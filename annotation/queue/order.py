@@ -9,7 +9,7 @@ statement budget.
   by a hash of (project seed, annotator, item) computed inside the query (a multiplicative hash modulo a prime, so
   consecutive item ids spread evenly). A drawn label comes back once at least ``repeat_delay_items`` of their later
   labels and ``repeat_delay_minutes`` have passed. It comes back as the same page, in the same response order, with
-  empty sliders: nothing on the page says repeat (``annotation.selectors.annotation_page_context`` hides the
+  empty sliders: nothing on the page says repeat (``annotation.page.selectors.annotation_page_context`` hides the
   earlier judgment while the repeat is open), and the answer goes to the Repeat row, not the annotation. Projects
   showing suggestions after labelling get no repeats: their resolution step would show the model's answer and the
   earlier judgment side by side.

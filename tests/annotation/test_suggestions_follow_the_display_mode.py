@@ -71,10 +71,10 @@ def test_accept_without_values_uses_the_documented_defaults(before_label, annota
     item = Item.objects.filter(project=before_label).first()
     SuggestionFactory(item=item, preferred_position=1)
     assignment = assignment_claim_item(project=before_label, item=item, annotator=annotator)
-    context = annotation_page_context(
+    frame = annotation_page_context(
         project=before_label, item=item, annotator=annotator, assignment=assignment, accept_values=True
     )
-    cells = {r.position: (r.cells[0].mu, r.cells[0].nu) for r in context["responses"]}
+    cells = {r.position: (r.cells[0].mu, r.cells[0].nu) for r in frame.responses}
     assert cells == {1: judgment.ACCEPT_DEFAULT_PREFERRED, 0: judgment.ACCEPT_DEFAULT_OTHER}
 
 
