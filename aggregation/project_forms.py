@@ -122,6 +122,7 @@ class ProjectCreateForm(TextRuleForm):
         choices=Project.HandoffRule.choices,
         initial=Project.HandoffRule.POINT,
         help_text=_(
+            # xgettext:no-python-format (the "95 %" is not a placeholder; msgfmt rejects translations otherwise)
             "When the remaining items may go to the LLM: its agreement with people on the blind sample, or the lower "
             "end of that agreement's 95 % interval (stricter with few blind items)."
         ),
