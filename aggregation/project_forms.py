@@ -47,7 +47,7 @@ COPIED_SETTINGS = (
 )
 
 
-def _modes() -> list[tuple[str, str]]:
+def _modes() -> list[tuple[str, Any]]:
     # A crossover method study is set up on its own page, after the project exists.
     return [(value, label) for value, label in Project.Mode.choices if value != Project.Mode.CROSSOVER]
 

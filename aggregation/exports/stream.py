@@ -145,7 +145,7 @@ def _aggregate_pages(project: Project, options: ExportOptions, chunk_size: int) 
         page = list(rows.filter(item_id__gt=last)[:chunk_size])
         if not page:
             return
-        fields = ("id", "external_id", "prompt", "prompt_messages")
+        fields: tuple[str, ...] = ("id", "external_id", "prompt", "prompt_messages")
         fields += ("metadata", "lead_metadata") if options.metadata else ()
         texts = {
             found[0]: (
