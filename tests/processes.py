@@ -117,7 +117,6 @@ class Worker:
             "DATABASE_URL": worker_database_url(),
             "REDIS_URL": self.broker_url,
             "CELERY_QUEUE": self.queue,
-            "DB_CONN_MAX_AGE": "0",
             **self.env,
         }
         command = [str(BIN / "celery"), *self.arguments, "--concurrency=1", f"--queues={self.queue}"]
