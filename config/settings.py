@@ -122,6 +122,11 @@ else:
             dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True)
         )
     }
+    # Behind PgBouncer in transaction mode consecutive transactions may run on different server connections, so
+    # a cursor kept open across them (Django's .iterator() outside a transaction declares one WITH HOLD) would be
+    # gone: fetch client-side instead. The rest is transaction-pooling safe as it is (config/locks.py, SET LOCAL,
+    # temporary tables ON COMMIT DROP, no prepared statements with psycopg's client-side binding).
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_TRANSACTION_POOLING", False)
 # While the database is unreachable requests answer 503 with this Retry-After (config/outage.py).
 DATABASE_RETRY_AFTER_SECONDS = env_int("DATABASE_RETRY_AFTER_SECONDS", 5, minimum=1)
 
