@@ -291,6 +291,10 @@ CELERY_DB_REUSE_MAX = env_int("CELERY_DB_REUSE_MAX", 1000, minimum=1)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300, minimum=1)
 CELERY_TASK_TIME_LIMIT = CELERY_TASK_SOFT_TIME_LIMIT + 30
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "penumbra")
+# Background jobs (imports, exports, suggestions: minutes each) on a queue of their own when set, so a save's
+# follow-ups (item and project recomputes: milliseconds) never wait behind one; a worker then serves each queue
+# (`celery -A config worker -Q penumbra` and `-Q penumbra-jobs`). Unset, everything shares CELERY_QUEUE.
+CELERY_JOBS_QUEUE = os.environ.get("CELERY_JOBS_QUEUE", "")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A worker outlives a broker outage: it reconnects forever (with kombu's growing interval) instead of exiting, and
 # tasks it was running are cancelled and, being acked late, delivered again once the broker is back.
