@@ -127,6 +127,15 @@ else:
     # gone: fetch client-side instead. The rest is transaction-pooling safe as it is (config/locks.py, SET LOCAL,
     # temporary tables ON COMMIT DROP, no prepared statements with psycopg's client-side binding).
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_TRANSACTION_POOLING", False)
+    # A read replica for the leads' dashboard (config/replica.py); the tests read the primary under that name.
+    _replica_url = os.environ.get("DATABASE_REPLICA_URL", "")
+    if _replica_url:
+        DATABASES["replica"] = {
+            **dj_database_url.parse(_replica_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True),
+            "DISABLE_SERVER_SIDE_CURSORS": DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"],
+            "TEST": {"MIRROR": "default"},
+        }
+DATABASE_ROUTERS = ["config.replica.ReplicaRouter"]
 # While the database is unreachable requests answer 503 with this Retry-After (config/outage.py).
 DATABASE_RETRY_AFTER_SECONDS = env_int("DATABASE_RETRY_AFTER_SECONDS", 5, minimum=1)
 
