@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import threading
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 from subprocess import Popen
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 import pytest
 
 from tests.processes import BIN, Worker, free_port, new_queue, start_process, stop_processes
@@ -126,6 +128,17 @@ def penumbra_stack(
         stop_processes([*stack.servers, *(worker.process for worker in stack.workers if worker.process is not None)])
         for worker in stack.workers:
             worker.stop()  # already exited: this only forgets the process
+
+
+def log_in(client: httpx.Client, username: str) -> httpx.Response:
+    """Signs ``username`` (a factory user: tests.factories.PASSWORD) in through the login form, as a browser would."""
+    from tests.factories import PASSWORD
+
+    page = client.get("/accounts/login/")
+    assert page.status_code == 200, page.text[:300]
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+    form = {"username": username, "password": PASSWORD, "csrfmiddlewaretoken": token}
+    return client.post("/accounts/login/", data=form)
 
 
 class TcpProxy:

@@ -12,9 +12,10 @@ import httpx
 import pytest
 from rest_framework.authtoken.models import Token
 
-from tests.faults.test_degrades_when_a_service_is_gone import _log_in, _people
+from projects.models import Membership
+from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
 from tests.processes import RedisServer, worker_database_url
-from tests.stack import TcpProxy, penumbra_stack
+from tests.stack import TcpProxy, log_in, penumbra_stack
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
@@ -29,7 +30,10 @@ def redis(tmp_path) -> Iterator[RedisServer]:
 
 
 def test_the_dashboard_reads_from_the_replica_and_says_how_far_behind(transactional_db, tmp_path, redis):
-    project, lead, _annotator, _ = _people()
+    project = ProjectFactory(name="Replica project")
+    lead = UserFactory(username="replica-lead")
+    MembershipFactory(project=project, user=lead, role=Membership.Role.LEAD)
+    ItemFactory.create_batch(3, project=project)
     token = Token.objects.create(user=lead).key
     target = httpx.URL(worker_database_url())
     replica = TcpProxy(target.host, target.port or 5432)
@@ -38,7 +42,7 @@ def test_the_dashboard_reads_from_the_replica_and_says_how_far_behind(transactio
         with penumbra_stack(tmp_path, redis_url=redis.url, workers=0, env=env) as stack:
             page = httpx.Client(base_url=stack.url, follow_redirects=True, timeout=30)
             api = httpx.Client(base_url=stack.url, headers={"Authorization": f"Token {token}"}, timeout=30)
-            assert _log_in(page, lead.username).status_code == 200
+            assert log_in(page, lead.username).status_code == 200
             dashboard = page.get(f"/projects/{project.pk}/dashboard/")
             assert dashboard.status_code == 200, dashboard.text[:300]
             assert "read from a replica, 0 s behind the primary" in dashboard.text
