@@ -1,8 +1,8 @@
 """With DATABASE_REPLICA_URL set, a real gunicorn reads the leads' dashboard from the replica and says how far
-behind it is, while every other page and the API read and write the primary. The "replica" here is the test
-database reached through a TCP proxy the test can cut (no second server to set up): cut, the dashboard fails and
-the rest works; restored, the dashboard is back. What this shows is the routing; the lag shown is 0 s, as the
-proxied server replays nothing."""
+behind it is (an export run by a real worker says it in its result), while every other page and the API read and
+write the primary. The "replica" here is the test database reached through a TCP proxy the test can cut (no second
+server to set up): cut, the dashboard fails and the rest works; restored, the dashboard is back. What this shows is
+the routing; the lag shown is 0 s, as the proxied server replays nothing."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import httpx
 import pytest
 from rest_framework.authtoken.models import Token
 
-from projects.models import Membership
+from projects.models import Job, Membership
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
-from tests.processes import RedisServer, worker_database_url
+from tests.processes import RedisServer, wait_for, worker_database_url
 from tests.stack import TcpProxy, log_in, penumbra_stack
+from tests.traffic import project_with_annotators
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
@@ -58,3 +59,19 @@ def test_the_dashboard_reads_from_the_replica_and_says_how_far_behind(transactio
             assert page.get(f"/projects/{project.pk}/dashboard/").status_code == 200
     finally:
         replica.close()
+
+
+def test_an_export_reads_from_the_replica_and_says_how_far_behind(transactional_db, tmp_path, redis):
+    traffic = project_with_annotators(n_items=3, n_annotators=2)
+    target = httpx.URL(worker_database_url())
+    replica = TcpProxy(target.host, target.port or 5432)
+    try:
+        env = {"DATABASE_REPLICA_URL": replica.url_for(worker_database_url())}
+        with penumbra_stack(tmp_path, redis_url=redis.url, workers=1, env=env) as stack:
+            job_id = traffic.export_requested(stack.url)
+            wait_for(lambda: Job.objects.filter(pk=job_id, status=Job.Status.DONE).exists(), "the export", stack.logs)
+    finally:
+        replica.close()
+    result = Job.objects.get(pk=job_id).result
+    # Only an export whose reads went through the replica carries its lag.
+    assert result["replica_lag_seconds"] == 0, result
