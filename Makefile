@@ -36,8 +36,10 @@ demo: migrate
 run: migrate
 	PENUMBRA_HTTPS=$${PENUMBRA_HTTPS:-0} $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
+# QUEUES=penumbra-jobs for a worker of the jobs queue (CELERY_JOBS_QUEUE, docs/guides/operations.md).
 worker: $(VENV)/.runtime
-	$(BIN)/celery -A config worker --loglevel=info --without-gossip --without-mingle --without-heartbeat
+	$(BIN)/celery -A config worker --loglevel=info --without-gossip --without-mingle --without-heartbeat \
+		$(if $(QUEUES),-Q $(QUEUES))
 
 beat: $(VENV)/.runtime
 	$(BIN)/celery -A config beat --loglevel=info

@@ -26,6 +26,7 @@ from aggregation.people_selectors import former_member_ids
 from aggregation.selectors import Dashboard, dashboard_get, item_review_get, response_name, settings_get
 from annotation.notes.selectors import item_notes_for_lead, open_flags_for_lead
 from annotation.rendering import markdown_render, prompt_render
+from config.replica import replica_lag_seconds, replica_reads
 from projects.models import TIE, Membership
 from projects.services import criteria_set, membership_set, project_update
 
@@ -339,11 +340,14 @@ def dashboard_context(dashboard: Dashboard, *, user: Any) -> dict[str, Any]:
 
 @login_required
 def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
-    data = dashboard_get(user=request.user, project_id=project_id)
-    context = dashboard_context(data, user=request.user)
-    if request.htmx:  # type: ignore[attr-defined]
-        return render(request, "dashboard/partials/figures.html", context)
-    return render(request, "dashboard/page.html", context)
+    # Read from the replica when there is one (config/replica.py), saying how far behind it was.
+    with replica_reads() as from_replica:
+        data = dashboard_get(user=request.user, project_id=project_id)
+        context = dashboard_context(data, user=request.user)
+        context["replica_lag"] = replica_lag_seconds() if from_replica else None
+        # Rendered inside too: the templates' lazy querysets are dashboard reads as well.
+        htmx = request.htmx  # type: ignore[attr-defined]
+        return render(request, "dashboard/partials/figures.html" if htmx else "dashboard/page.html", context)
 
 
 def _suggestion_of(item: Any) -> Any:

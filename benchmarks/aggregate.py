@@ -247,4 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from machine_load import load_reported
+
+    with load_reported():
+        raise SystemExit(main())

@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,24 +225,70 @@ def process_tree(pid: int) -> list[int]:
     return [pid, *_children(pid)]
 
 
-def database_backends(url: str) -> list[int]:
-    """The PostgreSQL backends connected to this benchmark's database (not other databases on the server)."""
-    import psycopg
-
-    name = urlparse(url).path.lstrip("/")
-    with psycopg.connect(url) as connection:
-        rows = connection.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [name]
-        ).fetchall()
-    return [int(row[0]) for row in rows]
-
-
 def cpu_seconds(pids: list[int]) -> dict[int, float]:
     readings = {pid: _proc_cpu(pid) for pid in pids}
     return {pid: seconds for pid, seconds in readings.items() if seconds is not None}
 
 
-def cpu_spent(before: dict[int, float], after: dict[int, float]) -> float:
-    """CPU seconds spent between two readings: processes seen twice by their difference, new ones whole (a backend
-    or worker that ended in between is missed, so this is a lower bound)."""
-    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
+class CpuTracker:
+    """The server's CPU over a run, by part (web, worker, postgres), its processes read every ``interval`` s.
+
+    PostgreSQL backends come and go during a run (DB_CONN_MAX_AGE recycles them, a worker may reconnect): reading
+    them only at the start and the end missed every backend that ended in between. Sampled, a process that ends
+    loses only what it spent since its last sample, so the figure is still a lower bound, but a close one. A
+    process first seen after the start is counted whole (it was started during the run)."""
+
+    def __init__(self, *, web_pid: int, worker_pid: int, database_url: str, interval: float = 0.5) -> None:
+        import psycopg
+
+        self.web_pid, self.worker_pid, self.interval = web_pid, worker_pid, interval
+        self.database = urlparse(database_url).path.lstrip("/")
+        # One connection for the whole run: a new one per sample would add a backend (and its CPU) every time.
+        self._connection = psycopg.connect(database_url, autocommit=True)
+        self.start: dict[str, dict[int, float]] = {}
+        self.last: dict[str, dict[int, float]] = {}
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _backends(self) -> list[int]:
+        rows = self._connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [self.database]
+        ).fetchall()
+        return [int(row[0]) for row in rows]
+
+    def _read(self) -> dict[str, dict[int, float]]:
+        parts = {
+            "web": process_tree(self.web_pid),
+            "worker": process_tree(self.worker_pid),
+            "postgres": self._backends(),
+        }
+        return {part: cpu_seconds(pids) for part, pids in parts.items()}
+
+    def _sample(self) -> None:
+        for part, readings in self._read().items():
+            self.last.setdefault(part, {}).update(readings)
+        self.samples += 1
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def __enter__(self) -> CpuTracker:
+        self.start = self._read()
+        self.last = {part: dict(readings) for part, readings in self.start.items()}
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        self._connection.close()
+
+    def spent(self) -> dict[str, float]:
+        """CPU seconds by part over the run."""
+        return {
+            part: sum(seconds - self.start.get(part, {}).get(pid, 0.0) for pid, seconds in readings.items())
+            for part, readings in self.last.items()
+        }

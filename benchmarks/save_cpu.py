@@ -126,4 +126,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from machine_load import load_reported
+
+    with load_reported():
+        main()

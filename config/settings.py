@@ -133,6 +133,20 @@ else:
             dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True)
         )
     }
+    # Behind PgBouncer in transaction mode consecutive transactions may run on different server connections, so
+    # a cursor kept open across them (Django's .iterator() outside a transaction declares one WITH HOLD) would be
+    # gone: fetch client-side instead. The rest is transaction-pooling safe as it is (config/locks.py, SET LOCAL,
+    # temporary tables ON COMMIT DROP, no prepared statements with psycopg's client-side binding).
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_TRANSACTION_POOLING", False)
+    # A read replica for the leads' dashboard (config/replica.py); the tests read the primary under that name.
+    _replica_url = os.environ.get("DATABASE_REPLICA_URL", "")
+    if _replica_url:
+        DATABASES["replica"] = {
+            **dj_database_url.parse(_replica_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True),
+            "DISABLE_SERVER_SIDE_CURSORS": DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"],
+            "TEST": {"MIRROR": "default"},
+        }
+DATABASE_ROUTERS = ["config.replica.ReplicaRouter"]
 # While the database is unreachable requests answer 503 with this Retry-After (config/outage.py).
 DATABASE_RETRY_AFTER_SECONDS = env_int("DATABASE_RETRY_AFTER_SECONDS", 5, minimum=1)
 
@@ -347,9 +361,18 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery's Django fixup closes the worker's database connections around every task unless this is set, so each task
+# would open a new PostgreSQL session (a backend fork and its login: 10-25 ms of server CPU). With it set, a worker
+# keeps its connection for this many tasks, and config/celery.py checks it around each task as Django does around a
+# request (DB_CONN_MAX_AGE, the health check, a connection left in a failed state).
+CELERY_DB_REUSE_MAX = env_int("CELERY_DB_REUSE_MAX", 1000, minimum=1)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300, minimum=1)
 CELERY_TASK_TIME_LIMIT = CELERY_TASK_SOFT_TIME_LIMIT + 30
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "penumbra")
+# Background jobs (imports, exports, suggestions: minutes each) on a queue of their own when set, so a save's
+# follow-ups (item and project recomputes: milliseconds) never wait behind one; a worker then serves each queue
+# (`celery -A config worker -Q penumbra` and `-Q penumbra-jobs`). Unset, everything shares CELERY_QUEUE.
+CELERY_JOBS_QUEUE = os.environ.get("CELERY_JOBS_QUEUE", "")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A worker outlives a broker outage: it reconnects forever (with kombu's growing interval) instead of exiting, and
 # tasks it was running are cancelled and, being acked late, delivered again once the broker is back.

@@ -195,7 +195,10 @@ def job_enqueue(*, job_id: int) -> bool:
         logger.error("no task is registered for %s jobs (job %s); is the app that runs them installed?", kind, job_id)
         return False
     try:
-        task.apply_async(args=(job_id,), retry=False)
+        if settings.CELERY_JOBS_QUEUE:
+            task.apply_async(args=(job_id,), retry=False, queue=settings.CELERY_JOBS_QUEUE)
+        else:  # the default queue, as every other task
+            task.apply_async(args=(job_id,), retry=False)
     except Exception:
         # Eager mode runs the task here; the runner has already recorded any failure on the job row.
         logger.warning("could not queue job %s; jobs_recover will queue it again", job_id, exc_info=True)

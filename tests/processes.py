@@ -13,10 +13,12 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.conf import settings
@@ -117,7 +119,6 @@ class Worker:
             "DATABASE_URL": worker_database_url(),
             "REDIS_URL": self.broker_url,
             "CELERY_QUEUE": self.queue,
-            "DB_CONN_MAX_AGE": "0",
             **self.env,
         }
         command = [str(BIN / "celery"), *self.arguments, "--concurrency=1", f"--queues={self.queue}"]
@@ -202,3 +203,76 @@ def wait_for(
             return
         time.sleep(poll)
     pytest.fail(f"{what} did not happen within {seconds} s; log:\n{log()}")
+
+
+class PgBouncer:
+    """Debian's pgbouncer in transaction mode on a free loopback port, in front of the test database's server: every
+    transaction may run on a different server connection, as behind a production pooler.
+
+    It refuses to run as root, so as root it drops to the ``postgres`` user, which must read its files: they live in
+    a folder of their own that others may read (pytest's tmp_path is private to root)."""
+
+    def __init__(self, *, pool_size: int = 10) -> None:
+        self.pool_size = pool_size
+        self.port = free_port()
+        self.folder = Path(tempfile.mkdtemp(prefix="penumbra-pgbouncer-"))
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def url_for(self, database_url: str) -> str:
+        parts = urlsplit(database_url)
+        auth = parts.netloc.rsplit("@", 1)[0] + "@" if "@" in parts.netloc else ""
+        return urlunsplit(parts._replace(netloc=f"{auth}127.0.0.1:{self.port}"))
+
+    def _config(self) -> Path:
+        db = settings.DATABASES["default"]
+        server = f"host={db['HOST'] or '127.0.0.1'} port={db['PORT'] or 5432}"
+        (self.folder / "users.txt").write_text(f'"{db["USER"]}" "{db.get("PASSWORD") or ""}"\n')
+        config = self.folder / "pgbouncer.ini"
+        config.write_text(
+            f"[databases]\n* = {server}\n[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {self.port}\n"
+            f"unix_socket_dir =\nauth_type = trust\nauth_file = {self.folder / 'users.txt'}\n"
+            f"pool_mode = transaction\ndefault_pool_size = {self.pool_size}\nmax_client_conn = 500\n"
+            f"ignore_startup_parameters = extra_float_digits\nadmin_users = {db['USER']}\n"
+        )
+        self.folder.chmod(0o755)
+        for path in self.folder.iterdir():
+            path.chmod(0o644)
+        return config
+
+    def start(self) -> None:
+        binary = shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin")
+        if binary is None:
+            missing = pytest.fail if CI else pytest.skip
+            missing("pgbouncer is not installed (apt-get install pgbouncer)")
+        command = [binary, *(["-u", "postgres"] if os.geteuid() == 0 else []), str(self._config())]
+        self.process = start_process(command, env=os.environ, log_path=self.folder / "pgbouncer.log")
+        wait_for(self._answers, "pgbouncer to answer", self.log, seconds=10)
+
+    def _answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+    def transactions(self) -> int:
+        """Transactions PgBouncer has passed to the server, over all its databases (its admin console's SHOW STATS;
+        psql, since the console speaks only the simple query protocol)."""
+        user = settings.DATABASES["default"]["USER"]
+        answer = subprocess.run(
+            ["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", user, "-AtF", ",", "-c", "SHOW STATS", "pgbouncer"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return sum(int(line.split(",")[1]) for line in answer.stdout.splitlines() if line)
+
+    def log(self) -> str:
+        path = self.folder / "pgbouncer.log"
+        return path.read_text(errors="replace")[-4000:] if path.exists() else ""
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop_process(self.process)
+            self.process = None
+        shutil.rmtree(self.folder, ignore_errors=True)

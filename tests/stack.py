@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import threading
 import time
@@ -21,9 +22,11 @@ from pathlib import Path
 from subprocess import Popen
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 import pytest
 
-from tests.processes import BIN, Worker, free_port, new_queue, start_process, stop_processes, worker_database_url
+from tests.processes import BIN, Worker, free_port, new_queue, start_process, stop_processes
+from tests.processes import worker_database_url as test_database_url
 
 START_SECONDS = 60
 # How the Dockerfile and docker-compose start the web processes (the bind address is added per process).
@@ -71,16 +74,18 @@ def penumbra_stack(
     workers: int = 1,
     beat: bool = False,
     database_url: str | None = None,
+    worker_database_url: str | None = None,
     env: Mapping[str, str] | None = None,
     gunicorn: Sequence[str] = DEPLOYED_GUNICORN,
 ) -> Iterator[Stack]:
     """``web_processes`` gunicorn masters started with the arguments ``gunicorn`` (by default the config's workers
     and threads) and ``workers`` Celery workers, the first embedding beat when ``beat``. ``database_url`` (e.g.
-    through a TcpProxy) is the web processes' only; the workers use the test database directly."""
+    through a TcpProxy) is the web processes' only; the workers use the test database directly unless
+    ``worker_database_url`` (e.g. through PgBouncer) is given."""
     queue = new_queue("penumbra-stack")
     base = {
         **{k: v for k, v in os.environ.items() if not k.startswith("PENUMBRA_")},
-        "DATABASE_URL": worker_database_url(),
+        "DATABASE_URL": test_database_url(),
         "REDIS_URL": redis_url,
         "CELERY_QUEUE": queue,
         "PENUMBRA_DATA_DIR": str(folder / "data"),
@@ -101,6 +106,7 @@ def penumbra_stack(
             queue=queue,
             base_env=base,
             beat=beat and index == 0,
+            env={"DATABASE_URL": worker_database_url} if worker_database_url else None,
         )
         stack.workers.append(worker)
         worker.start()
@@ -122,6 +128,17 @@ def penumbra_stack(
         stop_processes([*stack.servers, *(worker.process for worker in stack.workers if worker.process is not None)])
         for worker in stack.workers:
             worker.stop()  # already exited: this only forgets the process
+
+
+def log_in(client: httpx.Client, username: str) -> httpx.Response:
+    """Signs ``username`` (a factory user: tests.factories.PASSWORD) in through the login form, as a browser would."""
+    from tests.factories import PASSWORD
+
+    page = client.get("/accounts/login/")
+    assert page.status_code == 200, page.text[:300]
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+    form = {"username": username, "password": PASSWORD, "csrfmiddlewaretoken": token}
+    return client.post("/accounts/login/", data=form)
 
 
 class TcpProxy:

@@ -19,6 +19,7 @@ from aggregation.exports.card import export_card
 from aggregation.exports.options import ExportOptions, check_export_options
 from aggregation.exports.stream import export_count, export_filename, export_lines
 from aggregation.selectors import figures_staleness
+from config.replica import replica_lag_seconds, replica_reads
 from projects.jobs import Progress, job_enqueue_on_commit, job_output_write, job_run
 from projects.models import Job, Project
 
@@ -42,6 +43,15 @@ def export_job_start(*, project: Project, user: AbstractBaseUser | None, options
 
 def export_job_run(*, job_id: int) -> None:
     def work(job: Job, progress: Progress) -> dict[str, Any]:
+        # The export's reads come from the replica when there is one (config/replica.py); its writes (the file's
+        # chunks, the progress) go to the primary. The result says how far behind the replica was.
+        with replica_reads() as from_replica:
+            result = write(job, progress)
+            if from_replica:
+                result["replica_lag_seconds"] = replica_lag_seconds()
+        return result
+
+    def write(job: Job, progress: Progress) -> dict[str, Any]:
         # Stored as JSON: the metadata keys come back as a list.
         options = ExportOptions(**{**job.options, "metadata": tuple(job.options.get("metadata") or ())})
         progress(0, export_count(project=job.project, options=options))

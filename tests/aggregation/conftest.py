@@ -12,6 +12,7 @@ import pytest
 import redis
 from django.db.models import F
 
+from aggregation import dispatch
 from annotation.models import Annotation, JudgmentValue
 from projects.models import Item, Membership, Project
 from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
@@ -141,3 +142,9 @@ def queue() -> Iterator[tuple[Any, str]]:
             client.delete(name)
             for key in client.scan_iter(f"penumbra:{name}:*"):
                 client.delete(key)
+
+
+def dispatched(callbacks: list[Any]) -> int:
+    """How many of the captured after-commit callbacks are aggregation.dispatch's (the recompute it runs may register
+    others of its own, such as the webhooks' progress check)."""
+    return sum(1 for callback in callbacks if getattr(callback, "func", None) is dispatch._after_commit)

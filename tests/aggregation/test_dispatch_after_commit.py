@@ -9,7 +9,7 @@ from django.db import transaction
 
 from aggregation import dispatch, tasks
 from aggregation.models import ItemAggregate, ProjectAggregate
-from tests.aggregation.conftest import annotate_ifs, celery_configured, project_make
+from tests.aggregation.conftest import annotate_ifs, celery_configured, dispatched, project_make
 
 
 def _save(item, annotator, values):
@@ -25,7 +25,7 @@ def test_committed_save_recomputes_item_and_project(django_capture_on_commit_cal
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         _save(items[0], annotators[0], [(800, 100), (100, 800)])
 
-    assert len(callbacks) == 1
+    assert dispatched(callbacks) == 1
     aggregate = ItemAggregate.objects.get(item=items[0])
     assert aggregate.best_position == 0
     assert not ItemAggregate.objects.filter(item=items[1]).exists()

@@ -5,17 +5,15 @@ pages, a study entry and logout work, sessions and the signed-in user read from 
 
 from __future__ import annotations
 
-import re
-
 import httpx
 import pytest
 from rest_framework.authtoken.models import Token
 
 from annotation.crowd.services import study_link_create
 from projects.models import Membership
-from tests.factories import PASSWORD, ItemFactory, MembershipFactory, ProjectFactory, UserFactory
+from tests.factories import ItemFactory, MembershipFactory, ProjectFactory, UserFactory
 from tests.processes import worker_database_url
-from tests.stack import TcpProxy, penumbra_stack
+from tests.stack import TcpProxy, log_in, penumbra_stack
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
@@ -30,14 +28,6 @@ def _people():
     return project, lead, annotator, link
 
 
-def _log_in(client: httpx.Client, username: str) -> httpx.Response:
-    page = client.get("/accounts/login/")
-    assert page.status_code == 200, page.text[:300]
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
-    form = {"username": username, "password": PASSWORD, "csrfmiddlewaretoken": token}
-    return client.post("/accounts/login/", data=form)
-
-
 def _log_out(client: httpx.Client) -> httpx.Response:
     return client.post("/accounts/logout/", data={"csrfmiddlewaretoken": client.cookies["csrftoken"]})
 
@@ -46,7 +36,7 @@ def test_people_log_in_work_and_log_out_while_redis_is_down(transactional_db, tm
     project, _, annotator, link = _people()
     with penumbra_stack(tmp_path, redis_url=redis.url, workers=0) as stack:
         before = httpx.Client(base_url=stack.url, follow_redirects=True, timeout=30)
-        assert _log_in(before, annotator.username).status_code == 200  # signed in while Redis is up: cached
+        assert log_in(before, annotator.username).status_code == 200  # signed in while Redis is up: cached
 
         redis.stop()
 
@@ -57,7 +47,7 @@ def test_people_log_in_work_and_log_out_while_redis_is_down(transactional_db, tm
         assert before.get("/", follow_redirects=False).status_code == 302, "the logout did not end the session"
 
         during = httpx.Client(base_url=stack.url, follow_redirects=True, timeout=30)
-        signed_in = _log_in(during, annotator.username)
+        signed_in = log_in(during, annotator.username)
         assert signed_in.status_code == 200
         assert signed_in.url.path == "/"
         assert during.get(f"/projects/{project.pk}/annotate/").status_code == 200
@@ -82,7 +72,7 @@ def test_the_api_answers_503_with_retry_after_while_postgresql_is_gone(transacti
         ) as stack:
             api = httpx.Client(base_url=stack.url, headers={"Authorization": f"Token {token}"}, timeout=30)
             page = httpx.Client(base_url=stack.url, follow_redirects=True, timeout=30)
-            assert _log_in(page, lead.username).status_code == 200
+            assert log_in(page, lead.username).status_code == 200
             assert api.get(f"/api/projects/{project.pk}/").status_code == 200
 
             proxy.cut()
