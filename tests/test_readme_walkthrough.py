@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import Permission
 
 from tests.factories import UserFactory
 from tests.processes import ROOT
@@ -40,7 +41,9 @@ def readme_blocks() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def lead(penumbra_server, django_db_blocker):
     with django_db_blocker.unblock():
-        UserFactory(username="lead")
+        # As the demo's lead: allowed to create projects (PROJECT_CREATORS is "staff" by default).
+        lead = UserFactory(username="lead")
+        lead.user_permissions.add(Permission.objects.get(content_type__app_label="projects", codename="add_project"))
 
 
 @pytest.fixture

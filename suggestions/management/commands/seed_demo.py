@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -58,6 +59,10 @@ class Command(BaseCommand):
             user.set_password(options["password"])
             user.save()
             users[username] = user
+        # The demo's lead may create projects of their own (PROJECT_CREATORS: staff and holders of this permission).
+        users["lead"].user_permissions.add(
+            Permission.objects.get(content_type__app_label="projects", codename="add_project")
+        )
 
         project = Project.objects.filter(slug=DEMO_SLUG).first()
         if project is None:
