@@ -113,3 +113,11 @@ def demo_project_create(*, lead, annotator, annotator2) -> Project:
     MembershipFactory(project=project, user=annotator2, role=Membership.Role.ANNOTATOR)
     ItemFactory.create_batch(6, project=project)
     return project
+
+
+def may_create_projects(user):
+    """Grant ``user`` the right to create projects (PROJECT_CREATORS lets staff and holders of projects.add_project)."""
+    from django.contrib.auth.models import Permission
+
+    user.user_permissions.add(Permission.objects.get(content_type__app_label="projects", codename="add_project"))
+    return user

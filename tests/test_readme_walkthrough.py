@@ -13,9 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Permission
 
-from tests.factories import UserFactory
+from tests.factories import UserFactory, may_create_projects
 from tests.processes import ROOT
 
 # The xdist group keeps the module on one worker under `make test`, so it starts one server.
@@ -42,8 +41,7 @@ def readme_blocks() -> dict[str, str]:
 def lead(penumbra_server, django_db_blocker):
     with django_db_blocker.unblock():
         # As the demo's lead: allowed to create projects (PROJECT_CREATORS is "staff" by default).
-        lead = UserFactory(username="lead")
-        lead.user_permissions.add(Permission.objects.get(content_type__app_label="projects", codename="add_project"))
+        may_create_projects(UserFactory(username="lead"))
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 from penumbra_client import JobFailed, Penumbra, PenumbraError
 from rest_framework.authtoken.models import Token
 
-from tests.factories import UserFactory
+from tests.factories import UserFactory, may_create_projects
 from tests.formats.helpers import DATA
 from tests.suggestions.fake_llm import start_fake_llm
 
@@ -32,7 +32,7 @@ WAIT_SECONDS = 60
 @pytest.fixture(scope="module")
 def client(penumbra_server, django_db_blocker) -> Iterator[Penumbra]:
     with django_db_blocker.unblock():
-        lead = UserFactory(username="client-lead")
+        lead = may_create_projects(UserFactory(username="client-lead"))
         UserFactory(username="client-annotator")
         token = Token.objects.create(user=lead).key
     with Penumbra(penumbra_server.url, token, poll_seconds=0.2) as penumbra:
