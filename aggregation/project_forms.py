@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from config.input_limits import TextRuleForm
 from projects.models import Membership, Project
+from projects.services import EDITABLE_SETTINGS
 
 _NUMBER = {"step": "any", "inputmode": "decimal"}
 
@@ -25,25 +26,12 @@ CREATE_SECTIONS: tuple[tuple[Any, tuple[str, ...]], ...] = (
     ),
 )
 CREATE_SETTINGS = (*(name for _title, names in CREATE_SECTIONS for name in names), "guidelines")
-# Settings a copy takes from its source besides the ones on the page; never the name, the API key or a person.
+# Settings a copy takes from its source besides the ones on the page: every other editable one but a person (the
+# adaptive expert) and the API key; never the name either, nor anyone's membership.
+NOT_COPIED = ("adaptive_expert_id", "llm_api_key")
 COPIED_SETTINGS = (
     "guidelines",
-    "verify_visibility",
-    "handoff_trigger",
-    "aggregation_operator",
-    "weight_consistency",
-    "weight_expertise",
-    "weight_agreement",
-    "repeat_rate",
-    "repeat_delay_items",
-    "repeat_delay_minutes",
-    "adaptive_cap",
-    "adaptive_budget",
-    "adaptive_hesitation",
-    "adaptive_dispute",
-    "llm_base_url",
-    "llm_model",
-    "llm_instruction_template",
+    *(name for name in EDITABLE_SETTINGS if name not in CREATE_SETTINGS and name not in NOT_COPIED),
 )
 
 
