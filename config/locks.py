@@ -100,8 +100,17 @@ def advisory_lock_try(*, namespace: int, key: int) -> Iterator[bool]:
 
 @contextmanager
 def advisory_lock(*, namespace: int, key: int) -> Iterator[None]:
-    """Holds the lock exclusively for the block (waits for it), released on exit; a no-op off PostgreSQL."""
+    """Holds the lock exclusively for the block (waits for it), released on exit; a no-op off PostgreSQL.
+
+    Inside a transaction of the caller's (a test's, or work run inside another's atomic block) the lock is taken by
+    that transaction instead and held until it ends: a lock connection of its own would wait for the shared locks
+    this very transaction may hold (``advisory_xact_lock_shared``), and wait forever."""
     if connection.vendor != "postgresql":
+        yield
+        return
+    if connection.in_atomic_block:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [namespace, key])
         yield
         return
     with _held(namespace=namespace, key=key, wait=True):
