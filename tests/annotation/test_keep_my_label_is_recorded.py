@@ -25,7 +25,7 @@ def _keep_url(project, item) -> str:
 
 
 @pytest.mark.xfail(
-    reason="Known failure after merging the crowd, content and i18n branches (see the closing note); to fix next session",
+    reason="known failure since the branches merged; see the closing note",
     strict=False,
 )
 def test_keep_and_change_are_both_recorded_and_give_the_keep_rate(after_label, annotator, annotator_client):

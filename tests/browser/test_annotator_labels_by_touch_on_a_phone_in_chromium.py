@@ -66,7 +66,7 @@ def phone(browser):
 
 
 @pytest.mark.xfail(
-    reason="Known failure after merging the crowd, content and i18n branches (see the closing note); to fix next session",
+    reason="known failure since the branches merged; see the closing note",
     strict=False,
 )
 def test_five_items_labelled_by_touch_without_sideways_scrolling(phone, live_server, login, shot):

@@ -123,7 +123,7 @@ def _english_words(text: str) -> set[str]:
 
 
 @pytest.mark.xfail(
-    reason="Known failure after merging the crowd, content and i18n branches (see the closing note); to fix next session",
+    reason="known failure since the branches merged; see the closing note",
     strict=False,
 )
 @pytest.mark.parametrize("width", [390, 1440])

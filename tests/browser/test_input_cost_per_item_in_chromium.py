@@ -239,7 +239,7 @@ def test_ifs_sliders_cost_before(page, live_server, login):
 
 
 @pytest.mark.xfail(
-    reason="Known failure after merging the crowd, content and i18n branches (see the closing note); to fix next session",
+    reason="known failure since the branches merged; see the closing note",
     strict=False,
 )
 @pytest.mark.parametrize("mode", [Project.Mode.BINARY, Project.Mode.LIKERT])

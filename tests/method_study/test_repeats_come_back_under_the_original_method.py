@@ -55,7 +55,7 @@ METHOD_FIELDS = {"binary": {"binary_choice"}, "likert": {"likert_value"}, "ifs":
 
 
 @pytest.mark.xfail(
-    reason="Known failure after merging the crowd, content and i18n branches (see the closing note); to fix next session",
+    reason="known failure since the branches merged; see the closing note",
     strict=False,
 )
 def test_a_repeat_comes_back_unannounced_under_the_method_of_its_cell(repeating_study):

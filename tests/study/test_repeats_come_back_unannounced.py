@@ -70,7 +70,7 @@ def _label_until_repeat(client, project, annotator, limit: int = 8) -> tuple[int
 
 
 @pytest.mark.xfail(
-    reason="Known failure after merging the crowd, content and i18n branches (see the closing note); to fix next session",
+    reason="known failure since the branches merged; see the closing note",
     strict=False,
 )
 def test_a_drawn_item_comes_back_after_the_delay_without_a_tell(repeating, annotator, annotator_client):
